@@ -1,0 +1,9 @@
+"""actuator-gym: realistic actuators between an RL policy and the physics."""
+
+from . import randomization
+from .actuators import *  # noqa: F401,F403
+from .actuators import __all__ as _actuator_names
+from .collection import ActuatorCollection
+
+__version__ = "0.1.0"
+__all__ = ["ActuatorCollection", "randomization", *_actuator_names]

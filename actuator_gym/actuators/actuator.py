@@ -1,0 +1,322 @@
+"""``Actuator``: a recipe of parts (Delay -> Drive -> Clamping[...]) bound to a batch of envs.
+
+One calling convention serves every model, composed by hand or built from a named config::
+
+    effort = model.compute(joint_pos=q, joint_vel=qd, target_pos=q_star, target_vel=qd_star,
+                           target_effort=tau_ff, dt=substep)   # -> applied effort (num_envs, num_joints)
+    model.computed_effort, model.applied_effort                # telemetry of the last compute
+    model.reset(env_ids=None)                                  # clear state, re-sample parameters
+
+``compute`` runs once per physics substep. Inputs are torch tensors or numpy arrays of shape
+``(num_envs, num_joints)``; a missing target is zero. The returned tensor is a fresh copy; the
+``computed_effort`` / ``applied_effort`` attributes are the model's own buffers, overwritten by
+the next ``compute``.
+
+Non-finite input policy: the runtime does not inspect values in the hot path (that would force a
+host sync on GPU). Pass ``check_finite=True`` to have every ``compute`` raise a ``ValueError``
+naming the first non-finite input or output element. The wrappers and envs reject non-finite
+actions at their own boundary, always.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from .._array import ops_for
+from .params import BindContext, Param
+from .parts import Clamping, Delay, Drive
+
+__all__ = ["Actuator", "as_env_ids"]
+
+
+def as_env_ids(env_ids: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:
+    """Validate env ids (None, int, sequence, array or tensor; bool masks too) into a long tensor."""
+    if env_ids is None:
+        return None
+    if isinstance(env_ids, slice):
+        return torch.arange(num_envs, device=device)[env_ids]
+    if isinstance(env_ids, torch.Tensor):
+        ids = env_ids.to(device)
+    else:
+        ids = torch.as_tensor(np.asarray(env_ids), device=device)
+    if ids.dtype == torch.bool:
+        if ids.shape != (num_envs,):
+            raise ValueError(f"env_ids: a boolean mask needs shape ({num_envs},), got {tuple(ids.shape)}")
+        return ids.nonzero().flatten()
+    if ids.dtype.is_floating_point or ids.dtype.is_complex:
+        raise ValueError(f"env_ids: expected integer ids, got dtype {ids.dtype}")
+    ids = ids.reshape(-1).long()
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= num_envs):
+        raise ValueError(f"env_ids: ids must lie in [0, {num_envs - 1}], got {ids.tolist()}")
+    return ids
+
+
+class Actuator:
+    """A batch of actuators ``(num_envs, num_joints)`` composed from parts.
+
+    Args:
+        drive: a :class:`Drive` (``DrivePD``, ``DrivePID``, neural drives).
+        delay: optional :class:`Delay` on the commands.
+        clamping: clamps applied in order to the drive's output.
+        num_envs: number of parallel environments.
+        num_joints: joints driven (inferred from ``joint_names`` if omitted).
+        joint_names: names of the driven joints (needed for ``{regex: value}`` parameters and for
+            readable error messages).
+        device: torch device of state and outputs. On CPU the math runs in numpy on shared memory.
+        dtype: float dtype of state and outputs (float32).
+        seed: seed of the generator that draws randomized parameters and delays.
+        randomization: ``{parameter name: Distribution}`` applied on top of the nominal values.
+        check_finite: raise on the first non-finite input or output (debug mode, off by default).
+        array_backend: ``"auto"`` (numpy on CPU, torch elsewhere), ``"numpy"`` or ``"torch"``.
+        name: used in error messages.
+        aliases: ``{alias: parameter name}`` (named configs map Isaac Lab field names here).
+    """
+
+    def __init__(
+        self,
+        drive: Drive,
+        delay: Delay | None = None,
+        clamping: Sequence[Clamping] = (),
+        *,
+        num_envs: int = 1,
+        num_joints: int | None = None,
+        joint_names: Sequence[str] | None = None,
+        device: str | torch.device = "cpu",
+        dtype: torch.dtype = torch.float32,
+        seed: int | None = None,
+        randomization: Mapping[str, Any] | None = None,
+        effort_mode: str = "explicit",
+        check_finite: bool = False,
+        array_backend: str = "auto",
+        name: str = "actuator",
+        aliases: Mapping[str, str] | None = None,
+    ):
+        if not isinstance(drive, Drive):
+            raise TypeError(f"{name}: drive must be a Drive (e.g. DrivePD), got {type(drive).__name__}")
+        if delay is not None and not isinstance(delay, Delay):
+            raise TypeError(f"{name}: delay must be a Delay or None, got {type(delay).__name__}")
+        if isinstance(clamping, Clamping):
+            clamping = [clamping]
+        for c in clamping:
+            if not isinstance(c, Clamping):
+                raise TypeError(f"{name}: clamping entries must be Clamping parts, got {type(c).__name__}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"{name}: num_envs must be an integer >= 1, got {num_envs!r}")
+        if joint_names is not None:
+            joint_names = tuple(str(n) for n in joint_names)
+            if num_joints is None:
+                num_joints = len(joint_names)
+            elif num_joints != len(joint_names):
+                raise ValueError(
+                    f"{name}: num_joints={num_joints} but {len(joint_names)} joint_names were given"
+                )
+        if isinstance(num_joints, bool) or not isinstance(num_joints, (int, np.integer)) or num_joints < 1:
+            raise ValueError(f"{name}: num_joints must be an integer >= 1, got {num_joints!r}")
+        if effort_mode not in ("explicit", "implicit"):
+            raise ValueError(f"{name}: effort_mode must be 'explicit' or 'implicit', got {effort_mode!r}")
+
+        self.name = name
+        self.num_envs, self.num_joints = int(num_envs), int(num_joints)
+        self.joint_names = joint_names
+        self.device = torch.device(device)
+        self.dtype = dtype
+        self.effort_mode = effort_mode
+        self.check_finite = bool(check_finite)
+        self.ops = ops_for(self.device, array_backend)
+        self.generator = torch.Generator(device="cpu")
+        self.generator.manual_seed(int(seed) if seed is not None else int(torch.seed() % (2**63)))
+        self.aliases = dict(aliases or {})
+        self.is_implicit = False  # solver-side models (ImplicitActuatorCfg) set this
+        self.cfg = None  # the named config this model was built from, if any
+
+        ctx = BindContext(
+            num_envs=self.num_envs,
+            num_joints=self.num_joints,
+            joint_names=joint_names,
+            device=self.device,
+            dtype=dtype,
+            ops=self.ops,
+            generator=self.generator,
+            owner=name,
+        )
+        self._ctx = ctx
+        rand = {self.aliases.get(k, k): v for k, v in dict(randomization or {}).items()}
+        stages: list[tuple[str, Any]] = []
+        if delay is not None:
+            stages.append(("delay", delay))
+        stages.append(("drive", drive))
+        stages += [(f"clamping[{i}]", c) for i, c in enumerate(clamping)]
+        self._param_index: dict[str, list[tuple[str, Param]]] = {}
+        bound = []
+        for label, part in stages:
+            mine = {k: rand.pop(k) for k in list(rand) if k in part.PARAMS and k not in self._param_index}
+            b = part.bind(ctx, mine)
+            bound.append(b)
+            for pname, p in b.params.items():
+                self._param_index.setdefault(pname, []).append((label, p))
+                self._param_index.setdefault(f"{label}.{pname}", []).append((label, p))
+        if rand:
+            raise ValueError(
+                f"{name}: randomization names unknown parameter(s) {sorted(rand)}; "
+                f"parameters are {sorted(k for k in self._param_index if '.' not in k)}"
+            )
+        self.delay: Delay | None = bound[0] if delay is not None else None
+        self.drive: Drive = bound[1 if delay is not None else 0]
+        self.clamping: list[Clamping] = bound[2 if delay is not None else 1 :]
+        self._parts = bound
+
+        n, j = self.num_envs, self.num_joints
+        self.computed_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
+        self.applied_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
+        self._computed = self.ops.view(self.computed_effort)
+        self._applied = self.ops.view(self.applied_effort)
+        self._zeros = self.ops.view(torch.zeros((n, j), dtype=dtype, device=self.device))
+        self._shape = (n, j)
+        # commands after the delay (what the drive used), for output_command telemetry
+        self.delayed_command: tuple[Any, Any, Any] = (self._zeros, self._zeros, self._zeros)
+
+    # -- parameters -------------------------------------------------------------------------
+    def _lookup(self, name: str) -> Param:
+        key = self.aliases.get(name, name)
+        hits = self._param_index.get(key)
+        if not hits:
+            raise KeyError(
+                f"{self.name}: unknown parameter {name!r}; known: "
+                f"{sorted(set(self.aliases) | {k for k in self._param_index if '.' not in k})}"
+            )
+        if len(hits) > 1:
+            raise KeyError(
+                f"{self.name}: parameter {name!r} is ambiguous; use one of {[f'{l}.{key}' for l, _ in hits]}"
+            )
+        return hits[0][1]
+
+    def parameter(self, name: str) -> torch.Tensor:
+        """Values in force of a parameter, ``(num_envs, num_joints)`` (a copy)."""
+        return self._lookup(name).values.clone()
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """All parameters' values in force, keyed by their (unqualified where unique) names."""
+        out = {}
+        for key, hits in self._param_index.items():
+            if "." in key and len(self._param_index[key.split(".", 1)[1]]) == 1:
+                continue
+            out[key] = hits[0][1].values.clone()
+        return out
+
+    def randomized_parameters(self) -> dict[str, torch.Tensor]:
+        """Only the parameters drawn from distributions (what changes from episode to episode)."""
+        return {k: v for k, v in self.parameters().items() if self._param_index[k][0][1].randomized}
+
+    def seed(self, seed: int) -> None:
+        """Re-seed the generator used by later resets."""
+        self.generator.manual_seed(int(seed))
+
+    # -- reset ------------------------------------------------------------------------------
+    def reset(self, env_ids: Any = None) -> None:
+        """Clear the state of ``env_ids`` (None = all) and re-sample their randomized parameters.
+
+        Other envs' state and parameters are untouched bit for bit.
+        """
+        ids = as_env_ids(env_ids, self.num_envs, self.device)
+        if ids is not None and ids.numel() == 0:
+            return
+        for part in self._parts:
+            changed = False
+            for p in part.params.values():
+                if p.randomized:
+                    p.resample(ids, self.generator)
+                    changed = True
+            if changed:
+                part.refresh()
+            part.reset(ids)
+
+    # -- compute ----------------------------------------------------------------------------
+    def _input(self, x: Any, name: str, required: bool = True):
+        if x is None:
+            if required:
+                raise ValueError(f"{self.name}: {name} is required")
+            return self._zeros
+        if isinstance(x, torch.Tensor):
+            if tuple(x.shape) != self._shape:
+                raise ValueError(
+                    f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {tuple(x.shape)}"
+                )
+            if x.device != self.device or x.dtype != self.dtype:
+                x = x.to(self.device, self.dtype)
+            return x.detach().numpy() if self.ops.name == "numpy" else x
+        arr = np.asarray(x, dtype=np.float32 if self.dtype == torch.float32 else np.float64)
+        if arr.shape != self._shape:
+            raise ValueError(
+                f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {arr.shape}"
+            )
+        return arr if self.ops.name == "numpy" else torch.as_tensor(arr, device=self.device)
+
+    def _check(self, arrays: Sequence[tuple[str, Any]]) -> None:
+        for label, a in arrays:
+            t = torch.as_tensor(a)
+            bad = ~torch.isfinite(t)
+            if bool(bad.any()):
+                env, j = bad.nonzero()[0].tolist()
+                joint = f"'{self.joint_names[j]}'" if self.joint_names else str(j)
+                raise ValueError(
+                    f"{self.name}: {label}[env {env}, joint {joint}] is {t[env, j].item()} (non-finite)"
+                )
+
+    def compute(
+        self,
+        joint_pos: Any,
+        joint_vel: Any,
+        target_pos: Any = None,
+        target_vel: Any = None,
+        target_effort: Any = None,
+        dt: float | None = None,
+        *,
+        inverse_mass: Any = None,
+        bias_force: Any = None,
+    ) -> torch.Tensor:
+        """Run one physics substep of the recipe; returns the applied effort ``(num_envs, num_joints)``.
+
+        joint_pos [rad or m], joint_vel [rad/s or m/s]: measured state before the substep.
+        target_pos, target_vel, target_effort: commands (zero when omitted).
+        dt [s]: the physics substep (needed by PID and the implicit mode).
+        """
+        q = self._input(joint_pos, "joint_pos")
+        qd = self._input(joint_vel, "joint_vel")
+        tq = self._input(target_pos, "target_pos", required=False)
+        tqd = self._input(target_vel, "target_vel", required=False)
+        tff = self._input(target_effort, "target_effort", required=False)
+        if self.check_finite:
+            self._check([("joint_pos", q), ("joint_vel", qd), ("target_pos", tq), ("target_vel", tqd), ("target_effort", tff)])
+        if self.delay is not None:
+            tq, tqd, tff = self.delay.apply(tq, tqd, tff)
+        self.delayed_command = (tq, tqd, tff)
+        if self.effort_mode == "implicit":
+            self._compute_implicit(q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+        else:
+            self.drive.compute(q, qd, tq, tqd, tff, dt, self._computed)
+            self._clamp_chain(self._computed, q, qd, self._applied)
+        if self.check_finite:
+            self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
+        return self.ops.to_torch(self.ops.copy(self._applied))
+
+    def _clamp_chain(self, effort, q, qd, out) -> None:
+        if not self.clamping:
+            out[...] = effort
+            return
+        src = effort
+        for c in self.clamping:
+            c.apply(src, q, qd, out)
+            src = out
+
+    def _compute_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) -> None:
+        from .implicit import solve_implicit
+
+        solve_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+
+    def __repr__(self) -> str:
+        parts = " -> ".join(repr(p) for p in self._parts)
+        return f"Actuator({self.name!r}, num_envs={self.num_envs}, num_joints={self.num_joints}: {parts})"

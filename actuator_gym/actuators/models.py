@@ -1,0 +1,288 @@
+"""Named actuator models: typed configs with Isaac Lab's field names, each a recipe of parts.
+
+    model = DCMotorCfg(stiffness=60.0, damping=1.5, saturation_effort=33.5,
+                       actuator_effort_limit=23.7, actuator_velocity_limit=21.0)
+        .build(joint_names=["FL_hip", ...], num_envs=4096, device="cpu", seed=0)
+    effort = model.compute(joint_pos=q, joint_vel=qd, target_pos=q_star, dt=0.005)
+
+| config                    | recipe                                                   |
+| ------------------------- | -------------------------------------------------------- |
+| ``IdealPDActuatorCfg``     | DrivePD -> ClampingMaxEffort(actuator_effort_limit)     |
+| ``DCMotorCfg``             | DrivePD -> ClampingDCMotor(saturation_effort, actuator_velocity_limit, actuator_effort_limit) |
+| ``DelayedPDActuatorCfg``   | Delay(min_delay, max_delay) -> DrivePD -> ClampingMaxEffort |
+| ``RemotizedPDActuatorCfg`` | Delay -> DrivePD -> ClampingPositionBased(joint_parameter_lookup) |
+| ``ImplicitActuatorCfg``    | solver-side PD (the physics engine integrates it)        |
+
+Every numeric field accepts a number, a per-joint sequence, a ``(num_envs, num_joints)`` tensor,
+a ``{regex: value}`` dict or a distribution; ``randomization={field: Distribution}`` randomizes a
+field around its nominal value (``operation="scale"`` / ``"add"``) at every reset.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, fields
+from typing import Any, Sequence
+
+import torch
+
+from .actuator import Actuator
+from .params import match_names
+from .parts import ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, DrivePD
+
+__all__ = [
+    "ActuatorBaseCfg",
+    "IdealPDActuatorCfg",
+    "DCMotorCfg",
+    "DelayedPDActuatorCfg",
+    "RemotizedPDActuatorCfg",
+    "ImplicitActuatorCfg",
+]
+
+ParamValue = Any
+"""A number, a ``(num_joints,)`` sequence, a ``(num_envs, num_joints)`` tensor, a ``{regex: value}``
+dict, or a :class:`~actuator_gym.randomization.Distribution`."""
+
+_DEPRECATED = {
+    "effort_limit": "actuator_effort_limit",
+    "velocity_limit": "actuator_velocity_limit",
+    "effort_limit_sim": "joint_effort_limit",
+    "velocity_limit_sim": "joint_velocity_limit",
+}
+
+
+@dataclass(kw_only=True)
+class ActuatorBaseCfg:
+    """Fields shared by every named model. Units are for hinge joints (slide: m, N)."""
+
+    joint_names_expr: list[str] = field(default_factory=lambda: [".*"])
+    """Regexes full-matched against joint names; the group drives every joint matched."""
+    stiffness: ParamValue = 0.0
+    """kp [N·m/rad]: position gain."""
+    damping: ParamValue = 0.0
+    """kd [N·m·s/rad]: velocity gain."""
+    actuator_effort_limit: ParamValue = math.inf
+    """[N·m]: the actuator model's effort limit (clamp in the model)."""
+    actuator_velocity_limit: ParamValue = math.inf
+    """[rad/s]: the actuator model's velocity limit (DC motor no-load speed)."""
+    joint_effort_limit: ParamValue = None
+    """[N·m]: solver-side effort limit written to the physics model (None = leave the model's)."""
+    joint_velocity_limit: ParamValue = None
+    """[rad/s]: solver-side velocity limit (None = leave the model's)."""
+    armature: ParamValue = None
+    """[kg·m²]: reflected rotor inertia written to the physics model (None = leave the model's)."""
+    friction: ParamValue = None
+    """[N·m]: dry joint friction written to the physics model (None = leave the model's)."""
+    randomization: dict[str, Any] = field(default_factory=dict)
+    """``{field name: Distribution}``: re-sampled per env at every reset, from the nominal value."""
+    # deprecated Isaac Lab aliases (DeprecationWarning; conflicting values -> ValueError)
+    effort_limit: ParamValue = None
+    velocity_limit: ParamValue = None
+    effort_limit_sim: ParamValue = None
+    velocity_limit_sim: ParamValue = None
+
+    def __post_init__(self):
+        defaults = {f.name: f.default for f in fields(self)}
+        for old, new in _DEPRECATED.items():
+            value = getattr(self, old)
+            if value is None:
+                continue
+            warnings.warn(
+                f"{type(self).__name__}: '{old}' is deprecated; use '{new}'", DeprecationWarning, stacklevel=3
+            )
+            current = getattr(self, new)
+            if current is not None and current is not defaults[new] and not _same(current, value):
+                raise ValueError(
+                    f"{type(self).__name__}: '{old}' ({value!r}) conflicts with '{new}' ({current!r}); give only '{new}'"
+                )
+            setattr(self, new, value)
+            setattr(self, old, None)
+        if isinstance(self.joint_names_expr, str):
+            self.joint_names_expr = [self.joint_names_expr]
+        unknown = set(self.randomization) - {f.name for f in fields(self)}
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__}: randomization names unknown field(s) {sorted(unknown)}"
+            )
+
+    # -- recipe -----------------------------------------------------------------------------
+    def recipe(self) -> dict[str, Any]:
+        """``dict(drive=, delay=, clamping=, aliases=)`` for :class:`Actuator`."""
+        raise NotImplementedError
+
+    def select_joints(self, joint_names: Sequence[str]) -> list[str]:
+        """The joints of ``joint_names`` this config drives (full-match of ``joint_names_expr``)."""
+        names = list(joint_names)
+        ids = match_names(self.joint_names_expr, names, type(self).__name__)
+        if not ids:
+            raise ValueError(
+                f"{type(self).__name__}: joint_names_expr {self.joint_names_expr} matches none of the "
+                f"joints {names}"
+            )
+        return [names[i] for i in ids]
+
+    def build(
+        self,
+        joint_names: Sequence[str],
+        num_envs: int = 1,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        **kwargs: Any,
+    ) -> Actuator:
+        """Bind this recipe to the joints of ``joint_names`` it matches, for ``num_envs`` envs.
+
+        Extra keyword arguments (``dtype``, ``check_finite``, ``array_backend``, ``name``,
+        ``effort_mode``) go to :class:`Actuator`.
+        """
+        names = self.select_joints(joint_names)
+        recipe = self.recipe()
+        aliases = recipe.pop("aliases", {})
+        randomization = {aliases.get(k, k): v for k, v in self.randomization.items()}
+        kwargs.setdefault("name", type(self).__name__)
+        model = Actuator(
+            **recipe,
+            num_envs=num_envs,
+            joint_names=names,
+            device=device,
+            seed=seed,
+            randomization=randomization,
+            aliases=aliases,
+            **kwargs,
+        )
+        model.cfg = self
+        return model
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # arrays, tensors
+        return False
+
+
+_PD_ALIASES = {"stiffness": "kp", "damping": "kd"}
+
+
+@dataclass(kw_only=True)
+class IdealPDActuatorCfg(ActuatorBaseCfg):
+    """Explicit PD: ``clip(kp (q* - q) + kd (qd* - qd) + tau_ff, ±actuator_effort_limit)``."""
+
+    def recipe(self):
+        return dict(
+            drive=DrivePD(kp=self.stiffness, kd=self.damping),
+            clamping=[ClampingMaxEffort(max_effort=self.actuator_effort_limit)],
+            aliases={**_PD_ALIASES, "actuator_effort_limit": "max_effort"},
+        )
+
+
+@dataclass(kw_only=True)
+class DCMotorCfg(ActuatorBaseCfg):
+    """PD followed by the DC-motor torque-speed clamp.
+
+    ``saturation_effort`` [N·m] is the stall torque; ``actuator_velocity_limit`` [rad/s] the
+    no-load speed; ``actuator_effort_limit`` [N·m] the continuous torque. Both
+    ``saturation_effort`` and ``actuator_velocity_limit`` are required.
+    """
+
+    saturation_effort: ParamValue = None
+    """[N·m]: stall torque (peak torque at zero speed)."""
+
+    def recipe(self):
+        if self.saturation_effort is None:
+            raise ValueError(f"{type(self).__name__}: saturation_effort is required (stall torque, N·m)")
+        if self.actuator_velocity_limit is None or (
+            isinstance(self.actuator_velocity_limit, float) and math.isinf(self.actuator_velocity_limit)
+        ):
+            raise ValueError(
+                f"{type(self).__name__}: actuator_velocity_limit is required (no-load speed, rad/s, finite > 0)"
+            )
+        return dict(
+            drive=DrivePD(kp=self.stiffness, kd=self.damping),
+            clamping=[
+                ClampingDCMotor(
+                    saturation_effort=self.saturation_effort,
+                    velocity_limit=self.actuator_velocity_limit,
+                    effort_limit=self.actuator_effort_limit,
+                )
+            ],
+            aliases={
+                **_PD_ALIASES,
+                "actuator_effort_limit": "effort_limit",
+                "actuator_velocity_limit": "velocity_limit",
+            },
+        )
+
+
+_DELAY_ALIASES = {"min_delay": "delay_steps", "max_delay": "delay_steps", "delay": "delay_steps"}
+
+
+@dataclass(kw_only=True)
+class DelayedPDActuatorCfg(IdealPDActuatorCfg):
+    """Ideal PD whose commands arrive ``L`` substeps late, ``L ~ U{min_delay..max_delay}`` per env,
+    re-drawn at every reset (``per_joint_delay=True``: per env and joint)."""
+
+    min_delay: int = 0
+    """[physics substeps]: smallest lag."""
+    max_delay: int = 0
+    """[physics substeps]: largest lag (history length max_delay + 1)."""
+    per_joint_delay: bool = False
+    """Draw a lag per env and joint instead of per env."""
+
+    def _delay(self) -> Delay:
+        return Delay(min_delay=self.min_delay, max_delay=self.max_delay, per_joint=self.per_joint_delay)
+
+    def recipe(self):
+        r = super().recipe()
+        r["delay"] = self._delay()
+        r["aliases"] = {**r["aliases"], **_DELAY_ALIASES}
+        return r
+
+
+@dataclass(kw_only=True)
+class RemotizedPDActuatorCfg(DelayedPDActuatorCfg):
+    """Delayed PD whose effort limit depends on the joint angle (linkage-driven joints, e.g. a
+    knee driven through a rod). ``joint_parameter_lookup`` rows are ``(angle [rad],
+    transmission_ratio, max_effort [N·m])``; columns 0 and 2 define the limit (the ratio is carried,
+    unused, as in Isaac Lab). Box limits are +inf."""
+
+    joint_parameter_lookup: list[list[float]] = field(default_factory=list)
+
+    def recipe(self):
+        rows = [list(r) for r in self.joint_parameter_lookup]
+        if not rows or any(len(r) != 3 for r in rows):
+            raise ValueError(
+                f"{type(self).__name__}: joint_parameter_lookup needs rows (angle, transmission_ratio, max_effort), "
+                f"got {self.joint_parameter_lookup!r}"
+            )
+        return dict(
+            delay=self._delay(),
+            drive=DrivePD(kp=self.stiffness, kd=self.damping),
+            clamping=[ClampingPositionBased([r[0] for r in rows], [r[2] for r in rows])],
+            aliases={**_PD_ALIASES, **_DELAY_ALIASES},
+        )
+
+
+@dataclass(kw_only=True)
+class ImplicitActuatorCfg(ActuatorBaseCfg):
+    """Solver-side PD: the physics engine integrates ``kp (q* - q) + kd (qd* - qd) + tau_ff``
+    implicitly (in MuJoCo a position actuator with kp, kv and a force range), which stays stable at
+    gains and substeps where an explicit PD diverges. The built model's ``compute`` returns the PD
+    estimate clipped to the solver limit (``joint_effort_limit``, else ``actuator_effort_limit``); a
+    backend that reports the force actually applied overwrites the telemetry with it.
+    """
+
+    implicit: bool = field(default=True, init=False)
+
+    def recipe(self):
+        limit = self.joint_effort_limit if self.joint_effort_limit is not None else self.actuator_effort_limit
+        return dict(
+            drive=DrivePD(kp=self.stiffness, kd=self.damping),
+            clamping=[ClampingMaxEffort(max_effort=limit)],
+            aliases={**_PD_ALIASES, "joint_effort_limit": "max_effort", "actuator_effort_limit": "max_effort"},
+        )
+
+    def build(self, joint_names, num_envs=1, device="cpu", seed=None, **kwargs):
+        model = super().build(joint_names, num_envs=num_envs, device=device, seed=seed, **kwargs)
+        model.is_implicit = True
+        return model

@@ -1,0 +1,322 @@
+"""``ActuatorCollection``: the actuator groups of one articulation, in articulation joint order.
+
+    coll = ActuatorCollection({"legs": DCMotorCfg(joint_names_expr=[".*_(hip|thigh)"], ...),
+                               "knees": RemotizedPDActuatorCfg(joint_names_expr=[".*_calf"], ...)},
+                              joint_names=model_joint_names, num_envs=64, device="cpu", seed=0)
+    coll.target_command.set_position_index(value=q_star)        # (num_envs, num_joints)
+    effort = coll.compute(joint_pos=q, joint_vel=qd, dt=0.005)    # (num_envs, num_joints)
+
+Every tensor here is ``(num_envs, num_joints)`` over the articulation's joints in its own order.
+Joints in no group are passive: zero effort, reported once as a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from ._array import ops_for
+from .actuators.actuator import Actuator, as_env_ids
+from .actuators.params import match_names
+
+__all__ = ["ActuatorCollection", "CommandBuffer", "OutputCommand"]
+
+
+def _index(ids: Any, size: int, what: str) -> torch.Tensor:
+    if ids is None:
+        return torch.arange(size)
+    t = torch.as_tensor(np.asarray(ids.cpu() if isinstance(ids, torch.Tensor) else ids)).reshape(-1)
+    if t.dtype == torch.bool:
+        raise ValueError(f"{what}: use the *_mask setter for boolean masks")
+    t = t.long()
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= size):
+        raise ValueError(f"{what}: indices must lie in [0, {size - 1}], got {t.tolist()}")
+    if t.unique().numel() != t.numel():
+        raise ValueError(f"{what}: repeated indices {t.tolist()}")
+    return t
+
+
+class CommandBuffer:
+    """Articulation-ordered command buffers ``position``, ``velocity``, ``effort`` (num_envs, num_joints).
+
+    Setters take keyword arguments only:
+
+    * ``set_position_index(value=, joint_ids=None, env_ids=None, full_data=False)``: ``value`` has
+      shape ``(len(env_ids), len(joint_ids))``; with ``full_data=True`` it is full-size
+      ``(num_envs, num_joints)`` and only the indexed elements are taken from it.
+    * ``set_position_mask(value=, joint_mask=None, env_mask=None)``: ``value`` is full-size;
+      elements where ``env_mask[e] and joint_mask[j]`` are written.
+
+    Likewise ``set_velocity_*`` and ``set_effort_*``.
+    """
+
+    def __init__(self, num_envs: int, num_joints: int, device: torch.device, dtype: torch.dtype):
+        self.num_envs, self.num_joints = num_envs, num_joints
+        self.position = torch.zeros((num_envs, num_joints), dtype=dtype, device=device)
+        self.velocity = torch.zeros_like(self.position)
+        self.effort = torch.zeros_like(self.position)
+
+    def _value(self, value: Any, shape: tuple[int, int], what: str) -> torch.Tensor:
+        v = torch.as_tensor(value, dtype=self.position.dtype, device=self.position.device)
+        if v.ndim == 0:
+            return v.expand(shape)
+        if tuple(v.shape) != shape:
+            raise ValueError(f"{what}: value must have shape {shape}, got {tuple(v.shape)}")
+        return v
+
+    def _set_index(self, buf, channel, value, joint_ids, env_ids, full_data):
+        what = f"target_command.set_{channel}_index"
+        j = _index(joint_ids, self.num_joints, f"{what} joint_ids").to(buf.device)
+        e = _index(env_ids, self.num_envs, f"{what} env_ids").to(buf.device)
+        if full_data:
+            v = self._value(value, (self.num_envs, self.num_joints), what)[e[:, None], j[None, :]]
+        else:
+            v = self._value(value, (e.numel(), j.numel()), what)
+        buf[e[:, None], j[None, :]] = v
+
+    def _set_mask(self, buf, channel, value, joint_mask, env_mask):
+        what = f"target_command.set_{channel}_mask"
+        v = self._value(value, (self.num_envs, self.num_joints), what)
+        mask = torch.ones((self.num_envs, self.num_joints), dtype=torch.bool, device=buf.device)
+        for m, n, axis in ((env_mask, self.num_envs, "env_mask"), (joint_mask, self.num_joints, "joint_mask")):
+            if m is None:
+                continue
+            mt = torch.as_tensor(m, device=buf.device)
+            if mt.dtype != torch.bool or tuple(mt.shape) != (n,):
+                raise ValueError(f"{what}: {axis} must be a boolean array of shape ({n},), got {tuple(mt.shape)} {mt.dtype}")
+            mask &= mt[:, None] if axis == "env_mask" else mt[None, :]
+        torch.where(mask, v, buf, out=buf)
+
+    def set_position_index(self, *, value, joint_ids=None, env_ids=None, full_data=False):
+        self._set_index(self.position, "position", value, joint_ids, env_ids, full_data)
+
+    def set_velocity_index(self, *, value, joint_ids=None, env_ids=None, full_data=False):
+        self._set_index(self.velocity, "velocity", value, joint_ids, env_ids, full_data)
+
+    def set_effort_index(self, *, value, joint_ids=None, env_ids=None, full_data=False):
+        self._set_index(self.effort, "effort", value, joint_ids, env_ids, full_data)
+
+    def set_position_mask(self, *, value, joint_mask=None, env_mask=None):
+        self._set_mask(self.position, "position", value, joint_mask, env_mask)
+
+    def set_velocity_mask(self, *, value, joint_mask=None, env_mask=None):
+        self._set_mask(self.velocity, "velocity", value, joint_mask, env_mask)
+
+    def set_effort_mask(self, *, value, joint_mask=None, env_mask=None):
+        self._set_mask(self.effort, "effort", value, joint_mask, env_mask)
+
+
+class OutputCommand:
+    """What is sent to the physics backend after the last ``compute`` (num_envs, num_joints):
+    ``position`` / ``velocity``: the commands the drives used (after any delay); ``effort``: the
+    applied effort for explicit groups, the feed-forward effort for implicit (solver-side) groups."""
+
+    def __init__(self, like: torch.Tensor):
+        self.position = torch.zeros_like(like)
+        self.velocity = torch.zeros_like(like)
+        self.effort = torch.zeros_like(like)
+
+
+class _Group:
+    __slots__ = ("name", "model", "ids", "cols")
+
+    def __init__(self, name: str, model: Actuator, ids: list[int]):
+        self.name, self.model = name, model
+        self.ids = ids
+        contiguous = ids == list(range(ids[0], ids[0] + len(ids)))
+        self.cols = slice(ids[0], ids[-1] + 1) if contiguous else np.asarray(ids)
+
+
+class ActuatorCollection(Mapping):
+    """Read-only mapping ``group name -> model`` over one articulation.
+
+    Args:
+        cfgs: ``{group name: actuator config}``; each config's ``joint_names_expr`` is full-matched
+            against ``joint_names``.
+        joint_names: the articulation's joint names, in its order.
+        num_envs: number of parallel environments.
+        device: torch device.
+        seed: seed from which every group's generator is derived.
+        **model_kwargs: passed to each config's ``build`` (``dtype``, ``check_finite``, ...).
+    """
+
+    def __init__(
+        self,
+        cfgs: Mapping[str, Any],
+        joint_names: Sequence[str],
+        num_envs: int = 1,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        **model_kwargs: Any,
+    ):
+        if not isinstance(cfgs, Mapping) or not cfgs:
+            raise ValueError("ActuatorCollection: cfgs must be a non-empty {group name: config} mapping")
+        self.joint_names = tuple(str(n) for n in joint_names)
+        if len(set(self.joint_names)) != len(self.joint_names):
+            raise ValueError(f"ActuatorCollection: duplicate joint names in {list(self.joint_names)}")
+        self.num_envs, self.num_joints = int(num_envs), len(self.joint_names)
+        self.device = torch.device(device)
+        dtype = model_kwargs.get("dtype", torch.float32)
+        self.ops = ops_for(self.device, model_kwargs.get("array_backend", "auto"))
+
+        owner: dict[int, str] = {}
+        selections: dict[str, list[int]] = {}
+        for gname, cfg in cfgs.items():
+            if not hasattr(cfg, "joint_names_expr") or not hasattr(cfg, "build"):
+                raise ValueError(f"ActuatorCollection: group '{gname}' is not an actuator config ({type(cfg).__name__})")
+            ids = match_names(cfg.joint_names_expr, self.joint_names, f"group '{gname}'")
+            if not ids:
+                raise ValueError(
+                    f"ActuatorCollection: group '{gname}' (joint_names_expr={list(cfg.joint_names_expr)}) "
+                    f"matches no joint; available joints: {list(self.joint_names)}"
+                )
+            for i in ids:
+                if i in owner:
+                    raise ValueError(
+                        f"ActuatorCollection: joint '{self.joint_names[i]}' is claimed by groups "
+                        f"'{owner[i]}' and '{gname}'"
+                    )
+                owner[i] = gname
+            selections[gname] = ids
+
+        self._seed = seed
+        seeds = self._group_seeds(seed, len(cfgs))
+        self._groups: dict[str, _Group] = {}
+        for (gname, cfg), s in zip(cfgs.items(), seeds):
+            ids = selections[gname]
+            model = cfg.build(
+                joint_names=[self.joint_names[i] for i in ids],
+                num_envs=self.num_envs,
+                device=self.device,
+                seed=s,
+                **{"name": gname, **model_kwargs},
+            )
+            self._groups[gname] = _Group(gname, model, ids)
+
+        self.passive_joints = tuple(n for i, n in enumerate(self.joint_names) if i not in owner)
+        if self.passive_joints:
+            warnings.warn(
+                f"ActuatorCollection: joints {list(self.passive_joints)} are in no group and stay passive (zero effort)",
+                stacklevel=2,
+            )
+        n, j = self.num_envs, self.num_joints
+        self.target_command = CommandBuffer(n, j, self.device, dtype)
+        self.computed_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
+        self.applied_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
+        self.output_command = OutputCommand(self.applied_effort)
+        v = self.ops.view
+        self._views = dict(
+            pos=v(self.target_command.position),
+            vel=v(self.target_command.velocity),
+            eff=v(self.target_command.effort),
+            computed=v(self.computed_effort),
+            applied=v(self.applied_effort),
+            out_pos=v(self.output_command.position),
+            out_vel=v(self.output_command.velocity),
+            out_eff=v(self.output_command.effort),
+        )
+
+    @staticmethod
+    def _group_seeds(seed: int | None, n: int) -> list[int | None]:
+        if seed is None:
+            return [None] * n
+        return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(int(seed)).spawn(n)]
+
+    # -- read-only mapping ------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Actuator:
+        try:
+            return self._groups[name].model
+        except KeyError:
+            raise KeyError(f"unknown actuator group {name!r}; groups are {list(self._groups)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._groups)
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def __setitem__(self, key, value):
+        raise TypeError("ActuatorCollection is read-only; build a new one to change groups")
+
+    def __delitem__(self, key):
+        raise TypeError("ActuatorCollection is read-only; build a new one to change groups")
+
+    def joint_ids(self, group: str) -> list[int]:
+        """Articulation indices of a group's joints."""
+        self[group]
+        return list(self._groups[group].ids)
+
+    @property
+    def implicit_groups(self) -> list[str]:
+        return [g for g, grp in self._groups.items() if grp.model.is_implicit]
+
+    # -- runtime ----------------------------------------------------------------------------
+    def _view_in(self, x: Any, name: str):
+        if isinstance(x, torch.Tensor):
+            if tuple(x.shape) != (self.num_envs, self.num_joints):
+                raise ValueError(
+                    f"ActuatorCollection: {name} must have shape ({self.num_envs}, {self.num_joints}) "
+                    f"(num_envs, num_joints), got {tuple(x.shape)}"
+                )
+            return x.detach().to(self.device, self.computed_effort.dtype)
+        arr = np.asarray(x, dtype=np.float32 if self.computed_effort.dtype == torch.float32 else np.float64)
+        if arr.shape != (self.num_envs, self.num_joints):
+            raise ValueError(
+                f"ActuatorCollection: {name} must have shape ({self.num_envs}, {self.num_joints}) "
+                f"(num_envs, num_joints), got {arr.shape}"
+            )
+        return torch.from_numpy(arr).to(self.device) if self.ops.name == "torch" else arr
+
+    def compute(self, joint_pos: Any, joint_vel: Any, dt: float | None = None, **kwargs: Any) -> torch.Tensor:
+        """Run every group for one physics substep on the current ``target_command``.
+
+        joint_pos [rad or m], joint_vel [rad/s or m/s]: ``(num_envs, num_joints)``. Returns the
+        applied effort ``(num_envs, num_joints)`` (the collection's buffer; copy it to keep it).
+        Extra keyword arguments (``inverse_mass=``, ``bias_force=``) go to every group.
+        """
+        q, qd = self._view_in(joint_pos, "joint_pos"), self._view_in(joint_vel, "joint_vel")
+        if self.ops.name == "numpy":
+            q = q.numpy() if isinstance(q, torch.Tensor) else q
+            qd = qd.numpy() if isinstance(qd, torch.Tensor) else qd
+        v = self._views
+        for grp in self._groups.values():
+            c, m = grp.cols, grp.model
+            m.compute(
+                joint_pos=q[:, c],
+                joint_vel=qd[:, c],
+                target_pos=v["pos"][:, c],
+                target_vel=v["vel"][:, c],
+                target_effort=v["eff"][:, c],
+                dt=dt,
+                **kwargs,
+            )
+            v["computed"][:, c] = m._computed
+            v["applied"][:, c] = m._applied
+            dq, dqd, dff = m.delayed_command
+            v["out_pos"][:, c] = dq
+            v["out_vel"][:, c] = dqd
+            v["out_eff"][:, c] = dff if m.is_implicit else m._applied
+        return self.applied_effort
+
+    def reset(self, env_ids: Any = None) -> None:
+        """Reset the listed envs (None = all) of every group; other envs are untouched."""
+        ids = as_env_ids(env_ids, self.num_envs, self.device)
+        for grp in self._groups.values():
+            grp.model.reset(ids)
+
+    def seed(self, seed: int) -> None:
+        """Re-seed every group's generator (derived from ``seed`` as at construction)."""
+        for grp, s in zip(self._groups.values(), self._group_seeds(seed, len(self._groups))):
+            grp.model.seed(s)
+
+    def parameters(self) -> dict[str, dict[str, torch.Tensor]]:
+        """``{group: {parameter: values in force (num_envs, group joints)}}``."""
+        return {g: grp.model.parameters() for g, grp in self._groups.items()}
+
+    def __repr__(self) -> str:
+        groups = ", ".join(f"{g}: {type(grp.model.cfg).__name__}{grp.ids}" for g, grp in self._groups.items())
+        return f"ActuatorCollection(num_envs={self.num_envs}, joints={len(self.joint_names)}, {{{groups}}})"

@@ -1,0 +1,242 @@
+"""Distributions for domain randomization of actuator parameters.
+
+Any numeric parameter of any actuator model may be given as a distribution instead of a value.
+Its value is then drawn again for an env every time that env is reset (and once at construction),
+from the model's seeded generator. Each draw starts from the **nominal** value, so repeated resets
+never accumulate.
+
+``operation`` says how a sample becomes the value in force:
+
+* ``"abs"``   -- the sample is the value;
+* ``"scale"`` -- ``nominal * sample``;
+* ``"add"``   -- ``nominal + sample``.
+
+The nominal value is the parameter's plain value where one is given next to the distribution (for
+example a config field plus a ``randomization={field: dist}`` entry), else ``nominal=`` on the
+distribution, else the parameter's default.
+
+``per_joint=False`` draws one sample per env shared by the group's joints; ``per_joint=True`` draws
+one per env and joint.
+
+Gaussian samples are truncated at ``mean +- 3 std`` (by clamping), so every distribution has finite
+bounds and a parameter's admissible range can be checked before anything is sampled.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "Distribution",
+    "Uniform",
+    "LogUniform",
+    "Gaussian",
+    "IntUniform",
+    "IntGaussian",
+    "GAUSSIAN_TRUNCATION",
+]
+
+_OPERATIONS = ("abs", "scale", "add")
+GAUSSIAN_TRUNCATION = 3.0
+"""Gaussian draws are clamped to ``mean +- GAUSSIAN_TRUNCATION * std``."""
+
+
+def _finite(name: str, value: float, what: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: {name} must be a number, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{what}: {name} must be finite, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Base class. Subclasses define ``_draw`` and ``bounds``."""
+
+    operation: str = "abs"
+    per_joint: bool = False
+    nominal: float | None = None
+    integer: bool = False
+
+    def _check_common(self) -> None:
+        if self.operation not in _OPERATIONS:
+            raise ValueError(
+                f"{type(self).__name__}: operation must be one of {_OPERATIONS}, got {self.operation!r}"
+            )
+        if self.nominal is not None:
+            _finite("nominal", self.nominal, type(self).__name__)
+
+    # -- sampling ---------------------------------------------------------------------------
+    def _draw(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+        raise NotImplementedError
+
+    def bounds(self) -> tuple[float, float]:
+        """Smallest and largest value a sample can take."""
+        raise NotImplementedError
+
+    def sample(self, nominal: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Values in force for a block of nominal values ``(num_envs, num_joints)`` (float64, CPU)."""
+        n, j = nominal.shape
+        shape = (n, j) if self.per_joint else (n, 1)
+        s = self._draw(shape, generator)
+        if self.integer:
+            s = torch.round(s)
+        if self.operation == "abs":
+            out = s.expand(n, j).clone()
+        elif self.operation == "scale":
+            out = nominal * s
+        else:
+            out = nominal + s
+        return out
+
+    def value_range(self, nominal_low: float, nominal_high: float) -> tuple[float, float]:
+        """Range of the values in force for nominal values in ``[nominal_low, nominal_high]``."""
+        lo, hi = self.bounds()
+        if self.operation == "abs":
+            return lo, hi
+        if self.operation == "add":
+            return nominal_low + lo, nominal_high + hi
+        corners = [a * b for a in (nominal_low, nominal_high) for b in (lo, hi)]
+        corners = [0.0 if math.isnan(c) else c for c in corners]
+        return min(corners), max(corners)
+
+
+@dataclass(frozen=True)
+class Uniform(Distribution):
+    """Uniform on ``[low, high]``."""
+
+    low: float = 0.0
+    high: float = 1.0
+
+    def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
+        object.__setattr__(self, "low", _finite("low", low, "Uniform"))
+        object.__setattr__(self, "high", _finite("high", high, "Uniform"))
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "nominal", nominal)
+        object.__setattr__(self, "integer", False)
+        self._check_common()
+        if self.high < self.low:
+            raise ValueError(f"Uniform: high ({self.high}) must be >= low ({self.low})")
+
+    def _draw(self, shape, generator):
+        u = torch.rand(shape, generator=generator, dtype=torch.float64)
+        return self.low + (self.high - self.low) * u
+
+    def bounds(self):
+        return self.low, self.high
+
+
+@dataclass(frozen=True)
+class LogUniform(Distribution):
+    """``exp(Uniform(log low, log high))``, ``0 < low <= high``."""
+
+    low: float = 1.0
+    high: float = 1.0
+
+    def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
+        object.__setattr__(self, "low", _finite("low", low, "LogUniform"))
+        object.__setattr__(self, "high", _finite("high", high, "LogUniform"))
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "nominal", nominal)
+        object.__setattr__(self, "integer", False)
+        self._check_common()
+        if self.low <= 0:
+            raise ValueError(f"LogUniform: low must be > 0, got {self.low}")
+        if self.high < self.low:
+            raise ValueError(f"LogUniform: high ({self.high}) must be >= low ({self.low})")
+
+    def _draw(self, shape, generator):
+        u = torch.rand(shape, generator=generator, dtype=torch.float64)
+        return torch.exp(math.log(self.low) + (math.log(self.high) - math.log(self.low)) * u)
+
+    def bounds(self):
+        return self.low, self.high
+
+
+@dataclass(frozen=True)
+class Gaussian(Distribution):
+    """Normal ``(mean, std)``, truncated at ``mean +- 3 std``; ``std >= 0``."""
+
+    mean: float = 0.0
+    std: float = 0.0
+
+    def __init__(self, mean, std, operation="abs", per_joint=False, nominal=None):
+        object.__setattr__(self, "mean", _finite("mean", mean, "Gaussian"))
+        object.__setattr__(self, "std", _finite("std", std, "Gaussian"))
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "nominal", nominal)
+        object.__setattr__(self, "integer", False)
+        self._check_common()
+        if self.std < 0:
+            raise ValueError(f"Gaussian: std must be >= 0, got {self.std}")
+
+    def _draw(self, shape, generator):
+        z = torch.randn(shape, generator=generator, dtype=torch.float64)
+        z = z.clamp(-GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
+        return self.mean + self.std * z
+
+    def bounds(self):
+        return (self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
+
+
+@dataclass(frozen=True)
+class IntUniform(Distribution):
+    """Integer uniform on ``{low, ..., high}`` (both inclusive), e.g. delays in substeps."""
+
+    low: int = 0
+    high: int = 0
+
+    def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
+        for name, v in (("low", low), ("high", high)):
+            if isinstance(v, bool) or not float(_finite(name, v, "IntUniform")).is_integer():
+                raise ValueError(f"IntUniform: {name} must be an integer, got {v!r}")
+        object.__setattr__(self, "low", int(low))
+        object.__setattr__(self, "high", int(high))
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "nominal", nominal)
+        object.__setattr__(self, "integer", True)
+        self._check_common()
+        if self.high < self.low:
+            raise ValueError(f"IntUniform: high ({self.high}) must be >= low ({self.low})")
+
+    def _draw(self, shape, generator):
+        return torch.randint(self.low, self.high + 1, shape, generator=generator).to(torch.float64)
+
+    def bounds(self):
+        return float(self.low), float(self.high)
+
+
+@dataclass(frozen=True)
+class IntGaussian(Distribution):
+    """Gaussian rounded to the nearest integer (truncated at ``mean +- 3 std`` before rounding)."""
+
+    mean: float = 0.0
+    std: float = 0.0
+
+    def __init__(self, mean, std, operation="abs", per_joint=False, nominal=None):
+        object.__setattr__(self, "mean", _finite("mean", mean, "IntGaussian"))
+        object.__setattr__(self, "std", _finite("std", std, "IntGaussian"))
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "nominal", nominal)
+        object.__setattr__(self, "integer", True)
+        self._check_common()
+        if self.std < 0:
+            raise ValueError(f"IntGaussian: std must be >= 0, got {self.std}")
+
+    def _draw(self, shape, generator):
+        z = torch.randn(shape, generator=generator, dtype=torch.float64)
+        return self.mean + self.std * z.clamp(-GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
+
+    def bounds(self):
+        t = GAUSSIAN_TRUNCATION * self.std
+        return float(round(self.mean - t)), float(round(self.mean + t))
