@@ -1,0 +1,94 @@
+"""The physics-backend interface: what wrappers and tasks need from a physics engine.
+
+A backend owns ``num_envs`` worlds of one model and exposes the state of its 1-DOF joints
+(hinges and slides) as ``(num_envs, num_joints)`` arrays in the model's joint order. The actuator
+runtime never talks to an engine directly; wrappers and tasks move data between the two:
+
+    q, qd = backend.joint_pos(), backend.joint_vel()          # before the substep
+    effort = actuators.compute(joint_pos=q, joint_vel=qd, dt=backend.physics_dt)
+    backend.set_joint_effort(effort)                          # generalized forces on the joints' DOFs
+    backend.step()                                            # one physics substep for every world
+
+Implementations: :class:`actuator_gym.backends.mujoco.MujocoBackend` (one ``MjData``, CPU; used by
+``ActuatorWrapper`` on Gymnasium's MuJoCo envs), a batched CPU backend (N worlds stepped in C), and
+GPU backends (MuJoCo-Warp, Newton) later. Wrappers and models must not depend on which one runs.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Sequence
+
+import torch
+
+__all__ = ["PhysicsBackend", "JointInfo"]
+
+
+class JointInfo:
+    """Static description of the actuatable joints of a model (model joint order).
+
+    Attributes:
+        names: joint names, ``(num_joints,)``.
+        qpos_adr: index of each joint's coordinate in the model's position vector.
+        dof_adr: index of each joint's degree of freedom in the model's velocity/force vectors.
+        range: ``(num_joints, 2)`` position limits [rad or m]; ``(-inf, inf)`` where unlimited.
+        default_pos: ``(num_joints,)`` the model's default pose [rad or m].
+        kind: ``"hinge"`` or ``"slide"`` per joint.
+    """
+
+    def __init__(self, names, qpos_adr, dof_adr, range, default_pos, kind):
+        self.names = tuple(names)
+        self.qpos_adr = qpos_adr
+        self.dof_adr = dof_adr
+        self.range = range
+        self.default_pos = default_pos
+        self.kind = tuple(kind)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index(self, names: Sequence[str]) -> list[int]:
+        missing = [n for n in names if n not in self.names]
+        if missing:
+            raise ValueError(f"unknown joint(s) {missing}; the model's 1-DOF joints are {list(self.names)}")
+        return [self.names.index(n) for n in names]
+
+
+class PhysicsBackend(abc.ABC):
+    """Batched physics for the actuator runtime. Shapes are ``(num_envs, num_joints)``.
+
+    ``joint_pos``/``joint_vel`` return arrays that are valid until the next ``step``/``reset``
+    (views where the engine allows it). ``set_joint_effort`` sets the generalized force applied on
+    each joint's DOF during the following substeps until set again; it bypasses the model's
+    actuator ``ctrlrange`` (the actuator model is the limit). ``step`` advances every world by one
+    physics substep of ``physics_dt`` seconds.
+    """
+
+    num_envs: int
+    physics_dt: float
+    joints: JointInfo
+    device: torch.device
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.joints.names
+
+    @abc.abstractmethod
+    def joint_pos(self) -> Any:
+        """Measured joint positions [rad or m], ``(num_envs, num_joints)``."""
+
+    @abc.abstractmethod
+    def joint_vel(self) -> Any:
+        """Measured joint velocities [rad/s or m/s], ``(num_envs, num_joints)``."""
+
+    @abc.abstractmethod
+    def set_joint_effort(self, effort: Any) -> None:
+        """Generalized force [N·m or N] on each joint's DOF for the coming substeps."""
+
+    @abc.abstractmethod
+    def step(self) -> None:
+        """Advance every world by one physics substep."""
+
+    def mass_matrix_terms(self, joint_ids: Sequence[int]) -> tuple[Any, Any]:
+        """``(inverse_mass (num_envs, J, J), bias_force (num_envs, J))`` for the implicit effort mode."""
+        raise NotImplementedError(f"{type(self).__name__} does not provide mass-matrix terms")
