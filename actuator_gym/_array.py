@@ -42,6 +42,13 @@ class ArrayOps:
     def take(self, table, index):
         return table[index]
 
+    def take_flat(self, src, index, out) -> None:
+        """``out[...] = src[index]`` for a 1-D ``src`` and an integer ``index`` shaped like ``out``."""
+        if self.name == "numpy":
+            np.take(src, index, out=out)
+        else:
+            out.copy_(torch.take(src, index))
+
 
 NUMPY_OPS = ArrayOps("numpy", np)
 TORCH_OPS = ArrayOps("torch", torch)

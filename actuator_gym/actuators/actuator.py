@@ -198,18 +198,33 @@ class Actuator:
         """Values in force of a parameter, ``(num_envs, num_joints)`` (a copy)."""
         return self._lookup(name).values.clone()
 
-    def parameters(self) -> dict[str, torch.Tensor]:
-        """All parameters' values in force, keyed by their (unqualified where unique) names."""
-        out = {}
+    def _display_names(self) -> dict[str, str]:
+        """Parameter key -> the name users gave it (a config field where exactly one alias maps to it)."""
+        targets: dict[str, list[str]] = {}
+        for alias, target in self.aliases.items():
+            targets.setdefault(target, []).append(alias)
+        names = {}
         for key, hits in self._param_index.items():
-            if "." in key and len(self._param_index[key.split(".", 1)[1]]) == 1:
-                continue
-            out[key] = hits[0][1].values.clone()
-        return out
+            if "." in key:
+                if len(self._param_index[key.split(".", 1)[1]]) == 1:
+                    continue  # the unqualified name is unique: use that
+            aliases = targets.get(key, [])
+            names[key] = aliases[0] if len(aliases) == 1 else key
+        return names
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """All parameters' values in force ``(num_envs, num_joints)`` (copies), keyed by the config
+        field name where the model was built from a named config (``stiffness``), else the part's
+        parameter name (``kp``, ``delay_steps``)."""
+        return {shown: self._param_index[key][0][1].values.clone() for key, shown in self._display_names().items()}
 
     def randomized_parameters(self) -> dict[str, torch.Tensor]:
         """Only the parameters drawn from distributions (what changes from episode to episode)."""
-        return {k: v for k, v in self.parameters().items() if self._param_index[k][0][1].randomized}
+        return {
+            shown: self._param_index[key][0][1].values.clone()
+            for key, shown in self._display_names().items()
+            if self._param_index[key][0][1].randomized
+        }
 
     def seed(self, seed: int) -> None:
         """Re-seed the generator used by later resets."""

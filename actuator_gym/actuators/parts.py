@@ -178,37 +178,60 @@ class Delay(Part):
     def _setup(self, ctx):
         n, j, h = ctx.num_envs, ctx.num_joints, self.max_delay + 1
         self.history_len = h
+        self._nj = n * j
+        # history (channel, slot, env, joint); read with one flat gather per channel
         self._hist_t = torch.zeros((3, h, n, j), dtype=ctx.dtype, device=ctx.device)
         self._hist = ctx.ops.view(self._hist_t)
+        self._flat = ctx.ops.view(self._hist_t.reshape(-1))
+        self._out_t = torch.zeros((3, n, j), dtype=ctx.dtype, device=ctx.device)
+        self._out = ctx.ops.view(self._out_t)
         self._count_t = torch.zeros((n, 1), dtype=torch.int64, device=ctx.device)
         self._count = ctx.ops.view(self._count_t)
+        self._max_t = torch.full((1, 1), self.max_delay, dtype=torch.int64, device=ctx.device)
+        self._max = ctx.ops.view(self._max_t)
+        self._steps_since_reset = 0  # substeps since the most recent reset of any env
         self._write = 0
-        ii = torch.arange(n, device=ctx.device).unsqueeze(1)
-        jj = torch.arange(j, device=ctx.device).unsqueeze(0)
-        self._ii, self._jj = ctx.ops.view(ii), ctx.ops.view(jj)
-        self._lag_t = torch.zeros((n, j), dtype=torch.int64, device=ctx.device)
-        self._lag = ctx.ops.view(self._lag_t)
+        self._base = ctx.ops.view(torch.arange(n * j, device=ctx.device).reshape(n, j))
+        self._chan = ctx.ops.view(torch.arange(3, device=ctx.device).reshape(3, 1, 1) * (h * n * j))
+        self._offs_t = torch.zeros((n, j), dtype=torch.int64, device=ctx.device)
+        self._offs = ctx.ops.view(self._offs_t)
+        self._offs3_t = torch.zeros((3, n, j), dtype=torch.int64, device=ctx.device)
+        self._offs3 = ctx.ops.view(self._offs3_t)
 
     def reset(self, env_ids):
         if env_ids is None:
             self._count_t.zero_()
         else:
             self._count_t[env_ids] = 0
+        self._steps_since_reset = 0
 
     def apply(self, tq, tqd, tff):
         """Record this substep's commands and return the delayed ``(q*, qd*, tau_ff)``."""
-        xp = self._ctx.ops.xp
-        hist, w = self._hist, self._write
+        ops = self._ctx.ops
+        xp = ops.xp
+        hist, w, offs = self._hist, self._write, self._offs
         hist[0, w] = tq
         hist[1, w] = tqd
         hist[2, w] = tff
-        lag = xp.minimum(self.params["delay_steps"].array, self._count, out=self._lag)
-        xp.negative(lag, out=lag)
-        lag += w
-        lag %= self.history_len
-        out = hist[:, lag, self._ii, self._jj]
+        # slot of x[max(0, k - L)]: (w - min(L, k)) mod H; flat offset channel + slot * N*J + element
+        saturated = self._steps_since_reset > self.max_delay  # then k >= max_delay >= L everywhere
+        if saturated:
+            xp.negative(self.params["delay_steps"].array, out=offs)
+        else:
+            xp.minimum(self.params["delay_steps"].array, self._count, out=offs)
+            xp.negative(offs, out=offs)
+        offs += w
+        offs %= self.history_len
+        offs *= self._nj
+        offs += self._base
+        xp.add(offs, self._chan, out=self._offs3)
+        out = self._out
+        ops.take_flat(self._flat, self._offs3, out)
         self._write = (w + 1) % self.history_len
-        xp.clip(self._count + 1, 0, self.max_delay, out=self._count)
+        if not saturated:
+            self._count += 1
+            xp.minimum(self._count, self._max, out=self._count)
+            self._steps_since_reset += 1
         return out[0], out[1], out[2]
 
 
@@ -285,7 +308,7 @@ class DrivePID(DrivePD):
         xp.subtract(tq, q, out=tmp)
         xp.multiply(tmp, float(dt), out=tmp)
         xp.add(integ, tmp, out=integ)
-        xp.clip(integ, self._neg_imax, self.params["integral_max"].array, out=integ)
+        Clamping._clamp(xp, integ, self._neg_imax, self.params["integral_max"].array, integ)
         xp.multiply(self.params["ki"].array, integ, out=tmp)
         xp.add(out, tmp, out=out)
 
@@ -382,7 +405,7 @@ class ClampingDCMotor(Clamping):
 
     def apply(self, effort, q, qd, out):
         xp, t1, t2 = self._ctx.ops.xp, self._t1, self._t2
-        xp.clip(qd, self._neg_vc, self._vc, out=t1)  # v
+        self._clamp(xp, qd, self._neg_vc, self._vc, t1)  # v
         xp.multiply(self._slope, t1, out=t1)  # sat * v / vel
         xp.subtract(self.params["saturation_effort"].array, t1, out=t2)
         xp.minimum(t2, self.params["effort_limit"].array, out=t2)  # tau_max
