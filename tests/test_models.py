@@ -153,3 +153,10 @@ def test_unknown_parameter_name():
     m = ag.IdealPDActuatorCfg(stiffness=1.0).build(joint_names=["j"])
     with pytest.raises(KeyError, match="unknown parameter 'gain'"):
         m.parameter("gain")
+
+
+def test_any_named_model_takes_a_delay():
+    m = ag.DCMotorCfg(stiffness=1.0, saturation_effort=10.0, actuator_velocity_limit=5.0, min_delay=1, max_delay=1).build(joint_names=["j"])
+    outs = [m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[v]]).item() for v in (1.0, 2.0, 3.0)]
+    assert outs == [1.0, 1.0, 2.0]
+    assert m.parameter("max_delay").item() == 1 and "delay_steps" in m.parameters()

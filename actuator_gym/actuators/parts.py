@@ -68,6 +68,28 @@ class Part:
         part.refresh()
         return part
 
+    def validate(self, owner: str = "") -> None:
+        """Check every parameter value against its domain without binding to a batch (configs call
+        this at load time). Raises ``ValueError`` naming the parameter and the allowed range."""
+        from .._array import NUMPY_OPS
+
+        def check(name, raw, default, domain):
+            shape = (1, 1)
+            if isinstance(raw, (list, tuple, np.ndarray, torch.Tensor)):
+                arr = np.asarray(raw.cpu() if isinstance(raw, torch.Tensor) else raw, dtype=object)
+                shape = arr.shape if arr.ndim == 2 else (1, max(1, arr.size))
+            ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS,
+                              torch.Generator(), owner or type(self).__name__)
+            Param(name, raw, ctx, default=default, domain=domain)
+
+        for name, (default, domain) in self.PARAMS.items():
+            raw = self._raw.get(name)
+            if isinstance(raw, dict):
+                for v in raw.values():
+                    check(name, v, default, domain)
+            else:
+                check(name, raw, default, domain)
+
     def _setup(self, ctx: BindContext) -> None:
         """Allocate state and scratch buffers (called once at bind)."""
 

@@ -1,0 +1,91 @@
+"""YAML presets: safe loading, validation into typed configs, errors naming file, key and range."""
+
+import textwrap
+
+import pytest
+
+import actuator_gym as ag
+from actuator_gym import configs
+from actuator_gym.randomization import Uniform
+
+
+def write(tmp_path, text, name="c.yaml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_bundled_presets_load_and_build():
+    presets = configs.list_presets()
+    assert {"ideal_pd", "go1_dc_motor", "anymal_remotized_knee", "arl_quadrotor"} <= set(presets)
+    go1 = configs.load("go1_dc_motor")
+    legs = go1.actuators["legs"]
+    assert isinstance(legs, ag.DCMotorCfg) and legs.max_delay == 2
+    assert isinstance(legs.randomization["stiffness"], Uniform)
+    m = legs.build(joint_names=["a", "b"], num_envs=64, seed=0)
+    kp = m.parameter("stiffness")
+    assert 16.0 <= kp.min() and kp.max() <= 24.0 and len(kp.unique()) > 10
+    assert set(m.parameter("delay_steps").unique().tolist()) <= {0, 1, 2}
+
+
+def test_distribution_and_inf_values(tmp_path):
+    p = write(tmp_path, """
+        kind: actuators
+        groups:
+          g:
+            model: IdealPD
+            stiffness: {dist: log_uniform, low: 1.0, high: 10.0, per_joint: true}
+            actuator_effort_limit: {"a.*": 3.0, "b": inf}
+    """)
+    cfg = configs.load(p).actuators["g"]
+    assert isinstance(cfg.stiffness, ag.randomization.LogUniform) and cfg.stiffness.per_joint
+    assert cfg.actuator_effort_limit == {"a.*": 3.0, "b": float("inf")}
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        ("kind: actuators\ngroups:\n  g: {model: Servo}\n", r"groups.g.model must be one of \[.*'DCMotor'.*got 'Servo'"),
+        ("kind: actuators\ngroups:\n  g: {model: IdealPD, stifness: 1}\n", r"unknown key\(s\) \['stifness'\]"),
+        ("kind: actuators\ngroups:\n  g: {model: IdealPD, stiffness: -3}\n", r"'kp'.*-3.0.*allowed"),
+        ("kind: actuators\ngroups:\n  g: {model: DCMotor, stiffness: 1}\n", "saturation_effort is required"),
+        ("kind: actuators\ngroups:\n  g: {model: IdealPD, stiffness: {dist: uniform, low: 2, high: 1}}\n", "high"),
+        ("kind: actuators\ngroups:\n  g: {model: IdealPD, stiffness: {dist: beta, a: 1}}\n", r"dist must be one of"),
+        ("kind: robots\n", r"'kind' must be one of"),
+        ("kind: actuators\ngroups: {g: [1, 2\n", "malformed YAML"),
+        ("- a\n- b\n", "top level must be a mapping"),
+        ("kind: experiment\ntask: actuator_gym/Pendulum-v0\ntrain: {total_timesteps: -5}\n", r"train.total_timesteps must be a positive integer"),
+        ("kind: experiment\ntask: actuator_gym/Pendulum-v0\ntrain: {lr: 1}\n", r"unknown key\(s\) \['train.lr'\]"),
+        ("kind: actuators\ngroups:\n  g: !!python/object/apply:os.system ['echo hi']\n", "malformed YAML"),
+    ],
+)
+def test_errors_name_file_key_and_allowed_values(tmp_path, body, match):
+    p = write(tmp_path, body)
+    with pytest.raises(configs.ConfigError, match=match) as info:
+        configs.load(p)
+    assert str(p) in str(info.value)
+
+
+def test_unknown_preset_name():
+    with pytest.raises(configs.ConfigError, match=r"unknown preset 'nope'; bundled presets: \["):
+        configs.load("nope")
+
+
+def test_experiment_with_preset_reference(tmp_path):
+    p = write(tmp_path, """
+        kind: experiment
+        task: actuator_gym/Pendulum-v0
+        task_kwargs: {episode_length_s: 2.0}
+        actuators: ideal_pd
+        train: {total_timesteps: 1000, num_envs: 2}
+        seed: 3
+    """)
+    exp = configs.load(p)
+    assert exp.task == "actuator_gym/Pendulum-v0" and exp.seed == 3
+    assert isinstance(exp.actuators["all"], ag.IdealPDActuatorCfg)
+    assert exp.train["total_timesteps"] == 1000 and exp.train["algo"] == "ppo"
+
+
+def test_thruster_preset():
+    t = configs.load("arl_quadrotor")
+    assert t.thrusters.thrust_range == [0.1, 10.0] or tuple(t.thrusters.thrust_range) == (0.1, 10.0)
