@@ -1,0 +1,372 @@
+"""The ``actuator-gym`` command line (also ``python -m actuator_gym``).
+
+    actuator-gym list                      tasks, actuator models, presets
+    actuator-gym demo                      the pendulum under several actuator models: plots + table
+    actuator-gym sweep PARAM               one actuator parameter swept on the pendulum
+    actuator-gym rollout --task ID ...     run a task with a preset and a random/zero/saved policy
+    actuator-gym train --task ID ...       PPO (Stable-Baselines3) with a learning curve and a saved policy
+    actuator-gym fit DATA ...              train an actuator network from logged data and export it
+
+Every error ends in one line ``actuator-gym: error: ...`` and exit status 2 (``--debug`` shows the
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+DEFAULT_OUT = Path("actuator_gym_out")
+
+
+class CliError(Exception):
+    """An error the user can fix: printed as one line."""
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _progress(iterable, desc: str, total: int | None = None):
+    from tqdm import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, leave=False, mininterval=0.5, disable=not sys.stderr.isatty())
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    return path
+
+
+def _print_table(rows: list[dict[str, Any]]) -> None:
+    keys = list(rows[0])
+    cells = [[k for k in keys]] + [[(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k])) for k in keys] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(keys))]
+    for n, c in enumerate(cells):
+        print("  ".join(s.rjust(w) if i else s.ljust(w) for i, (s, w) in enumerate(zip(c, widths))))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _load_actuators(spec: str | None):
+    if spec is None:
+        return None
+    from .. import configs
+
+    preset = configs.load(spec)
+    if not isinstance(preset, configs.ActuatorPreset):
+        raise CliError(f"{spec}: not an actuator preset (kind: {type(preset).__name__})")
+    return preset.actuators
+
+
+def _known_tasks() -> list[str]:
+    import gymnasium as gym
+
+    import actuator_gym  # noqa: F401  (registers the tasks)
+
+    return sorted(k for k in gym.registry if k.startswith("actuator_gym/"))
+
+
+def _check_task(task: str) -> None:
+    import gymnasium as gym
+
+    import actuator_gym  # noqa: F401
+
+    if task not in gym.registry:
+        raise CliError(f"unknown task {task!r}; actuator-gym tasks: {_known_tasks()} (or any registered Gymnasium MuJoCo id)")
+
+
+# -- list ------------------------------------------------------------------------------------
+def cmd_list(args) -> int:
+    from .. import configs
+
+    print("Tasks:")
+    for t in _known_tasks():
+        print(f"  {t}")
+    print("Actuator models (YAML 'model:'):")
+    for m in configs.MODELS:
+        print(f"  {m}")
+    print("Presets (configs/):")
+    for name, path in configs.list_presets().items():
+        try:
+            doc = configs.load(path)
+            desc = " ".join(doc.description.split())[:90]
+            kind = type(doc).__name__.replace("Preset", "").lower()
+        except Exception as exc:  # noqa: BLE001 - report, keep listing
+            desc, kind = f"(invalid: {exc})", "?"
+        print(f"  {name:<24} {kind:<10} {desc}")
+    return 0
+
+
+# -- demo / sweep ------------------------------------------------------------------------------
+def cmd_demo(args) -> int:
+    from . import analysis, plots
+
+    out = Path(args.out) / "demo"
+    out.mkdir(parents=True, exist_ok=True)
+    target = math.radians(args.target_deg)
+    t0 = time.perf_counter()
+    cases = analysis.demo_cases()
+    recs = [analysis.record_pendulum(cfgs, target=target, seconds=args.seconds, label=label, seed=args.seed)
+            for label, cfgs in _progress(cases.items(), "pendulum runs", total=len(cases))]
+    rows = [{"model": r.label, **analysis.step_metrics(r)} for r in recs]
+    files = [
+        plots.step_responses(recs, out / "step_response.png", f"Pendulum step to {args.target_deg:g} deg under four actuator models"),
+        plots.efforts(recs, out / "effort.png", "Effort over time"),
+    ]
+    dc = next(r for r in recs if r.label == "DC motor")
+    p = analysis.DEMO_DC
+    v = np.linspace(-2.5 * p["actuator_velocity_limit"], 2.5 * p["actuator_velocity_limit"], 301)
+    lo, hi = analysis.dc_envelope(p["saturation_effort"], p["actuator_velocity_limit"], p["actuator_effort_limit"], v)
+    files.append(plots.torque_speed(v, lo, hi, dc.qd, dc.applied_effort, out / "torque_speed.png",
+                                    "DC motor: torque-speed envelope and operating points"))
+    files.append(_write_csv(out / "summary.csv", rows))
+    print(f"Pendulum (0.6 kg at 0.5 m, holding torque {analysis.HOLDING_TORQUE:.2f} N·m at horizontal), "
+          f"step command 0 -> {args.target_deg:g} deg, {args.seconds:g} s at 360 Hz:\n")
+    _print_table(rows)
+    print(f"\nWrote {len(files)} files to {out}/ in {time.perf_counter() - t0:.1f} s:")
+    for f in files:
+        print(f"  {f}")
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from . import analysis, plots
+
+    cases = analysis.sweep_cases(args.param)
+    out = Path(args.out) / "sweep"
+    out.mkdir(parents=True, exist_ok=True)
+    target = math.radians(args.target_deg)
+    recs = [analysis.record_pendulum(acts, target=target, seconds=args.seconds, label=label, seed=args.seed, **kw)
+            for label, acts, kw in _progress(cases, f"sweep {args.param}")]
+    rows = []
+    for (label, _, _), r in zip(cases, recs):
+        row = {"case": label, **analysis.step_metrics(r)}
+        if args.param == "effort_limit":
+            limit = float(label.split("=")[1].split()[0])
+            row["predicted_stall_deg"] = math.degrees(analysis.stall_angle(limit)) if limit < analysis.HOLDING_TORQUE else float("nan")
+        rows.append(row)
+    png = plots.step_responses(recs, out / f"sweep_{args.param}.png", f"Pendulum: {args.param} sweep (step to {args.target_deg:g} deg)")
+    csv_path = _write_csv(out / f"sweep_{args.param}.csv", rows)
+    _print_table(rows)
+    print(f"\nWrote {png} and {csv_path}")
+    return 0
+
+
+# -- rollout -----------------------------------------------------------------------------------
+def _policy(spec: str, env, seed: int):
+    if spec == "random":
+        env.action_space.seed(seed)
+        return lambda obs: env.action_space.sample()
+    if spec == "zero":
+        zero = np.zeros(env.action_space.shape, dtype=env.action_space.dtype)
+        return lambda obs: np.clip(zero, env.action_space.low, env.action_space.high)
+    from .training import SavedPolicy
+
+    pol = SavedPolicy.load(spec)
+    if pol.meta["obs_dim"] != int(np.prod(env.observation_space.shape)) or pol.meta["act_dim"] != int(np.prod(env.action_space.shape)):
+        raise CliError(f"policy {spec} was trained for obs {pol.meta['obs_dim']} / act {pol.meta['act_dim']}, "
+                       f"but the task has {env.observation_space.shape} / {env.action_space.shape}")
+    return pol
+
+
+def cmd_rollout(args) -> int:
+    from . import plots
+    from .training import make_env
+
+    task, actuators, kwargs, seed = _task_from_args(args)
+    if args.video:
+        kwargs["render_mode"] = "rgb_array"
+    env = make_env(task, actuators, **kwargs)
+    policy = _policy(args.policy, env, seed)
+    out = Path(args.out) / "rollout"
+    out.mkdir(parents=True, exist_ok=True)
+    obs, info = env.reset(seed=seed)
+    dt = float(getattr(env.unwrapped, "dt", 1.0))
+    log: dict[str, list] = {"reward": [], "action": []}
+    frames = []
+    episodes = 0
+    for _ in _progress(range(args.steps), "rollout"):
+        action = policy(obs)
+        obs, reward, term, trunc, info = env.step(action)
+        log["reward"].append(float(reward))
+        log["action"].append(np.asarray(action, dtype=np.float32))
+        for k, v in info.get("actuator", {}).items():
+            if isinstance(v, np.ndarray) and v.dtype != object:
+                log.setdefault(k, []).append(np.asarray(v))
+        if args.video:
+            frames.append(env.render())
+        if term or trunc:
+            episodes += 1
+            obs, info = env.reset()
+    env.close()
+    steps = len(log["reward"])
+    t = np.arange(1, steps + 1) * dt
+    arrays = {k: np.stack(v) for k, v in log.items() if len(v) == steps}
+    np.savez_compressed(out / "telemetry.npz", t=t, **arrays)
+    rows = []
+    for i in range(steps):
+        row: dict[str, Any] = {"t": float(t[i]), "reward": arrays["reward"][i]}
+        for key in ("joint_pos", "applied_effort", "applied_thrust"):
+            if key in arrays:
+                for j, x in enumerate(np.asarray(arrays[key][i]).ravel()):
+                    row[f"{key}_{j}"] = float(x)
+        rows.append(row)
+    files = [out / "telemetry.npz", _write_csv(out / "telemetry.csv", rows)]
+    for key, ylabel in (("applied_effort", "applied effort [N·m]"), ("applied_thrust", "applied thrust [N]"), ("joint_pos", "joint position [rad]")):
+        if key in arrays:
+            files.append(plots.timeseries(t, {key: arrays[key]}, out / f"{key}.png", f"{task}: {key}", ylabel))
+    if args.video:
+        files.append(_write_video(frames, out / f"rollout.{args.video}", fps=max(1, int(round(1.0 / dt)))))
+    print(f"{task}: {steps} steps, {episodes} finished episode(s), mean reward {np.mean(arrays['reward']):.4f}")
+    for f in files:
+        print(f"  {f}")
+    return 0
+
+
+def _write_video(frames, path: Path, fps: int) -> Path:
+    if not frames or frames[0] is None:
+        raise CliError("no frames were rendered (is a GL backend available? set MUJOCO_GL=egl or osmesa)")
+    import imageio.v2 as imageio
+
+    if path.suffix == ".gif":
+        imageio.mimsave(path, frames, duration=1.0 / fps, loop=0)
+    else:
+        try:
+            imageio.mimsave(path, frames, fps=fps)
+        except Exception as exc:  # noqa: BLE001 - the ffmpeg plugin is optional
+            raise CliError(f"cannot write {path.name}: {exc}; use --video gif, or pip install imageio-ffmpeg") from None
+    return path
+
+
+def _task_from_args(args):
+    """(task id, actuators, task kwargs, seed) from --experiment or --task/--actuators."""
+    from .. import configs
+
+    if getattr(args, "experiment", None):
+        exp = configs.load(args.experiment)
+        if not isinstance(exp, configs.Experiment):
+            raise CliError(f"{args.experiment}: not an experiment file")
+        _check_task(exp.task)
+        acts = _load_actuators(args.actuators) if args.actuators else exp.actuators
+        return exp.task, acts, dict(exp.task_kwargs), exp.seed if args.seed is None else args.seed
+    _check_task(args.task)
+    return args.task, _load_actuators(args.actuators), {}, 0 if args.seed is None else args.seed
+
+
+# -- train -------------------------------------------------------------------------------------
+def cmd_train(args) -> int:
+    from .. import configs
+    from .training import train_ppo
+
+    task, actuators, kwargs, seed = _task_from_args(args)
+    settings = dict(configs.TRAIN_KEYS)
+    if args.experiment:
+        settings.update(configs.load(args.experiment).train)
+    for key in ("total_timesteps", "num_envs", "eval_every"):
+        if getattr(args, key) is not None:
+            settings[key] = getattr(args, key)
+    for key in ("total_timesteps", "num_envs", "eval_every"):
+        if settings[key] < 1:
+            raise CliError(f"--{key.replace('_', '-')} must be >= 1, got {settings[key]}")
+    out = Path(args.out) / "train"
+    report = train_ppo(task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, **settings)
+    print(f"PPO on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s")
+    for s, r in report["curve"]:
+        print(f"  after {s:>8} steps: mean eval return {r:.2f}")
+    print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
+    return 0
+
+
+# -- fit ---------------------------------------------------------------------------------------
+def cmd_fit(args) -> int:
+    try:
+        from .. import fit
+    except ImportError as exc:
+        raise CliError(f"the actuator-network fitting tool is not available: {exc}") from None
+    return int(fit.main(args.fit_args) or 0)
+
+
+# -- parser ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="actuator-gym",
+        description="Realistic actuators for RL simulations: demos, sweeps, rollouts, training, actuator-net fitting.",
+    )
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("list", help="list tasks, actuator models and presets").set_defaults(func=cmd_list)
+
+    d = sub.add_parser("demo", help="compare actuator models on the pendulum (plots + table)")
+    d.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
+    d.add_argument("--target-deg", type=float, default=70.0, help="step target [deg] (default: %(default)s)")
+    d.add_argument("--seconds", type=float, default=3.0, help="simulated time after the step [s]")
+    d.add_argument("--seed", type=int, default=0)
+    d.set_defaults(func=cmd_demo)
+
+    from .analysis import SWEEPS
+
+    s = sub.add_parser("sweep", help="sweep one actuator parameter on the pendulum")
+    s.add_argument("param", choices=sorted(SWEEPS), help="parameter to sweep")
+    s.add_argument("--out", default=str(DEFAULT_OUT))
+    s.add_argument("--target-deg", type=float, default=90.0, help="step target [deg] (default: horizontal)")
+    s.add_argument("--seconds", type=float, default=3.0)
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_sweep)
+
+    for name, helptext in (("rollout", "run a task and write telemetry, plots and optionally a video"),
+                           ("train", "train PPO (Stable-Baselines3) on a task")):
+        r = sub.add_parser(name, help=helptext)
+        src = r.add_mutually_exclusive_group()
+        src.add_argument("--task", default="actuator_gym/Pendulum-v0", help="Gymnasium id (default: %(default)s)")
+        src.add_argument("--experiment", help="experiment YAML (task + actuators + training settings)")
+        r.add_argument("--actuators", help="actuator preset name or YAML file (default: the task's own)")
+        r.add_argument("--seed", type=int, default=None)
+        r.add_argument("--out", default=str(DEFAULT_OUT))
+        if name == "rollout":
+            r.add_argument("--policy", default="random", help="random | zero | folder of a saved policy")
+            r.add_argument("--steps", type=int, default=300)
+            r.add_argument("--video", choices=["gif", "mp4"], help="also write a video from rgb_array frames")
+            r.set_defaults(func=cmd_rollout)
+        else:
+            r.add_argument("--total-timesteps", type=int, default=None)
+            r.add_argument("--num-envs", type=int, default=None, help="parallel envs (the native vector env)")
+            r.add_argument("--eval-every", type=int, default=None)
+            r.set_defaults(func=cmd_train)
+
+    f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
+    f.add_argument("fit_args", nargs=argparse.REMAINDER)
+    f.set_defaults(func=cmd_fit)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    if getattr(args, "steps", 1) is not None and getattr(args, "steps", 1) < 1:
+        parser.error("--steps must be >= 1")
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("actuator-gym: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line for the user, traceback with --debug
+        if args.debug:
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, KeyError):
+            msg = str(exc.args[0]) if exc.args else msg
+        print(f"actuator-gym: error: {msg}", file=sys.stderr)
+        return 2

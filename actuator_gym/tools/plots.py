@@ -1,0 +1,111 @@
+"""PNG figures written by the command line (matplotlib, headless ``Agg`` backend)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def step_responses(recs: Sequence, path: Path, title: str) -> Path:
+    """Joint angle over time for several recordings, with the target."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    for r in recs:
+        ax.plot(r.t, np.degrees(r.q), label=r.label, lw=1.6)
+    ax.axhline(math.degrees(recs[0].target), color="k", ls="--", lw=1, label="target")
+    ax.set_xlabel("time since step command [s]")
+    ax.set_ylabel("joint angle [deg]")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def efforts(recs: Sequence, path: Path, title: str) -> Path:
+    """Applied (solid) and computed (dotted) effort over time."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    for r in recs:
+        line, = ax.plot(r.t, r.applied_effort, lw=1.5, label=f"{r.label} (applied)")
+        ax.plot(r.t, r.computed_effort, lw=0.8, ls=":", color=line.get_color())
+    ax.set_xlabel("time since step command [s]")
+    ax.set_ylabel("effort [N·m]  (dotted: computed before clamps)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    ax.set_ylim(-8, 26)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def torque_speed(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, qd: np.ndarray, tau: np.ndarray, path: Path, title: str) -> Path:
+    """The DC-motor torque-speed envelope with the operating points visited."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.5, 5), dpi=110)
+    ax.fill_between(v, lo, hi, color="tab:blue", alpha=0.15, label="admissible effort")
+    ax.plot(v, hi, color="tab:blue", lw=1.5)
+    ax.plot(v, lo, color="tab:blue", lw=1.5)
+    sc = ax.scatter(qd, tau, c=np.arange(len(qd)), cmap="viridis", s=6, label="operating points (colour: time)")
+    fig.colorbar(sc, ax=ax, label="substep")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.axvline(0, color="k", lw=0.5)
+    ax.set_xlabel("joint speed [rad/s]")
+    ax.set_ylabel("applied effort [N·m]")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def timeseries(t: np.ndarray, series: dict[str, np.ndarray], path: Path, title: str, ylabel: str) -> Path:
+    """One line per column of each ``(steps, k)`` series."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    for name, y in series.items():
+        y = np.asarray(y).reshape(len(t), -1)
+        for k in range(y.shape[1]):
+            ax.plot(t, y[:, k], lw=1.0, label=f"{name}[{k}]" if y.shape[1] > 1 else name)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if sum(np.asarray(y).reshape(len(t), -1).shape[1] for y in series.values()) <= 12:
+        ax.legend(fontsize=7, loc="best", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def learning_curve(steps: Sequence[int], returns: Sequence[float], path: Path, title: str) -> Path:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    ax.plot(steps, returns, marker="o")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("mean evaluation return")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

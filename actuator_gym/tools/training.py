@@ -1,0 +1,232 @@
+"""PPO training through Stable-Baselines3 and a safe, library-free policy format.
+
+A trained policy is saved as two files in a folder:
+
+* ``policy.json`` -- observation/action sizes and bounds, layer sizes, activation, task id;
+* ``policy.pt``  -- the actor's weights only (a flat ``{name: tensor}`` dict), loaded with
+  ``torch.load(weights_only=True)``: no pickled code is ever executed.
+
+:class:`SavedPolicy` rebuilds the deterministic actor (``action = clip(action_net(mlp(obs)))``)
+from those files with plain torch; Stable-Baselines3 is not needed to run it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+__all__ = ["SavedPolicy", "train_ppo", "make_env", "make_vec_env", "evaluate"]
+
+_ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+
+
+def make_env(task: str, actuators: Mapping[str, Any] | None = None, **kwargs: Any) -> gym.Env:
+    """A single env: our tasks take ``actuators=`` directly; other Gymnasium MuJoCo envs are
+    wrapped in :class:`~actuator_gym.wrappers.ActuatorWrapper` when actuators are given."""
+    if task.startswith("actuator_gym/"):
+        if actuators is not None:
+            kwargs["actuators"] = dict(actuators)
+        return gym.make(task, **kwargs)
+    env = gym.make(task, **kwargs)
+    if actuators is not None:
+        from ..wrappers import ActuatorWrapper
+
+        env = ActuatorWrapper(env, actuators=dict(actuators))
+    return env
+
+
+def make_vec_env(task: str, num_envs: int, actuators: Mapping[str, Any] | None = None, **kwargs: Any):
+    """A ``VectorEnv``: our tasks use their native batched class; others a ``SyncVectorEnv``."""
+    if task.startswith("actuator_gym/"):
+        if actuators is not None:
+            kwargs["actuators"] = dict(actuators)
+        return gym.make_vec(task, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
+    return gym.vector.SyncVectorEnv([lambda: make_env(task, actuators, **kwargs) for _ in range(num_envs)])
+
+
+class SavedPolicy:
+    """A deterministic MLP actor loaded from ``policy.json`` + ``policy.pt`` (weights only)."""
+
+    def __init__(self, meta: dict[str, Any], state: Mapping[str, torch.Tensor]):
+        self.meta = meta
+        act = _ACTIVATIONS.get(meta.get("activation", "tanh"))
+        if act is None:
+            raise ValueError(f"policy.json: activation must be one of {sorted(_ACTIVATIONS)}, got {meta.get('activation')!r}")
+        layers: list[torch.nn.Module] = []
+        last = int(meta["obs_dim"])
+        for width in meta["net_arch"]:
+            layers += [torch.nn.Linear(last, int(width)), act()]
+            last = int(width)
+        self.policy_net = torch.nn.Sequential(*layers)
+        self.action_net = torch.nn.Linear(last, int(meta["act_dim"]))
+        module = torch.nn.Module()
+        module.policy_net, module.action_net = self.policy_net, self.action_net
+        try:
+            module.load_state_dict(dict(state), strict=True)
+        except RuntimeError as exc:
+            raise ValueError(f"policy.pt does not match policy.json: {exc}") from None
+        self.low = np.asarray(meta["action_low"], dtype=np.float32)
+        self.high = np.asarray(meta["action_high"], dtype=np.float32)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SavedPolicy":
+        """Load from a folder holding ``policy.json`` and ``policy.pt`` (or the path of either)."""
+        p = Path(path)
+        folder = p if p.is_dir() else p.parent
+        meta_path, weights_path = folder / "policy.json", folder / "policy.pt"
+        for f in (meta_path, weights_path):
+            if not f.is_file():
+                raise FileNotFoundError(f"saved policy: {f} not found (expected policy.json and policy.pt in {folder})")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{meta_path}: malformed JSON: {exc}") from None
+        try:
+            state = torch.load(weights_path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001 - any failure of the safe loader
+            raise ValueError(f"{weights_path}: not a weights-only tensor file: {exc}") from None
+        return cls(meta, state)
+
+    @torch.inference_mode()
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        a = self.action_net(self.policy_net(x)).numpy()
+        return np.clip(a, self.low, self.high)
+
+
+def save_sb3_policy(model: Any, folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch) -> None:
+    """Write an SB3 ``ActorCriticPolicy``'s deterministic actor in the safe format."""
+    sd = model.policy.state_dict()
+    state = {}
+    for k, v in sd.items():
+        if k.startswith("mlp_extractor.policy_net."):
+            state["policy_net." + k[len("mlp_extractor.policy_net."):]] = v.detach().clone()
+        elif k.startswith("action_net."):
+            state[k] = v.detach().clone()
+    meta = {
+        "format": "actuator-gym-policy/1",
+        "task": task,
+        "obs_dim": int(np.prod(obs_space.shape)),
+        "act_dim": int(np.prod(act_space.shape)),
+        "net_arch": list(net_arch),
+        "activation": "tanh",
+        "action_low": act_space.low.tolist(),
+        "action_high": act_space.high.tolist(),
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "policy.json").write_text(json.dumps(meta, indent=1))
+    torch.save(state, folder / "policy.pt")
+
+
+def evaluate(policy: Callable[[np.ndarray], np.ndarray], env: gym.Env, episodes: int, seed: int) -> float:
+    """Mean undiscounted return of ``policy`` over ``episodes`` episodes."""
+    total = []
+    for ep in range(episodes):
+        obs, _ = env.reset(seed=seed + ep)
+        ret, done = 0.0, False
+        while not done:
+            obs, r, term, trunc, _ = env.step(policy(obs))
+            ret += float(r)
+            done = term or trunc
+        total.append(ret)
+    return float(np.mean(total))
+
+
+def train_ppo(
+    task: str,
+    out_dir: str | Path,
+    *,
+    actuators: Mapping[str, Any] | None = None,
+    task_kwargs: Mapping[str, Any] | None = None,
+    total_timesteps: int = 50_000,
+    num_envs: int = 8,
+    n_steps: int = 256,
+    batch_size: int = 256,
+    learning_rate: float = 3e-4,
+    gamma: float = 0.99,
+    eval_every: int = 10_000,
+    eval_episodes: int = 5,
+    net_arch=(64, 64),
+    seed: int = 0,
+    progress: bool = True,
+    algo: str = "ppo",
+) -> dict[str, Any]:
+    """Train PPO (Stable-Baselines3) on ``task`` and write ``policy.json``/``policy.pt``,
+    ``learning_curve.csv`` and ``learning_curve.png`` into ``out_dir``. Returns a report."""
+    try:
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.callbacks import BaseCallback
+    except ImportError:
+        raise ValueError("train needs Stable-Baselines3: pip install 'actuator-gym[sb3]'") from None
+    from tqdm import tqdm
+
+    from ..adapters import sb3
+    from . import plots
+
+    if algo != "ppo":
+        raise ValueError(f"train: algo must be 'ppo', got {algo!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    task_kwargs = dict(task_kwargs or {})
+    # small MLPs: one thread is fastest (more threads only spin against the physics on small CPUs)
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    vec = make_vec_env(task, num_envs, actuators, **task_kwargs)
+    venv = sb3(vec)
+    venv.seed(seed)
+    eval_env = make_env(task, actuators, **task_kwargs)
+    n_steps = max(1, min(n_steps, max(1, total_timesteps // num_envs)))
+    batch_size = min(batch_size, n_steps * num_envs)
+    model = PPO(
+        "MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, learning_rate=learning_rate, gamma=gamma,
+        seed=seed, policy_kwargs=dict(net_arch=list(net_arch)), device="cpu", verbose=0,
+    )
+    curve: list[tuple[int, float]] = []
+
+    def act(obs):
+        a, _ = model.predict(obs, deterministic=True)
+        return a
+
+    class Progress(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.bar = tqdm(total=total_timesteps, desc=f"PPO {task}", unit="step", leave=False, mininterval=0.5,
+                            disable=not (progress and sys.stderr.isatty()))
+            self.next_eval = eval_every
+
+        def _on_step(self) -> bool:
+            self.bar.update(min(self.num_timesteps, total_timesteps) - self.bar.n)
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval += eval_every
+                curve.append((self.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000)))
+                self.bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    t0 = time.perf_counter()
+    curve.append((0, evaluate(act, eval_env, eval_episodes, seed + 1000)))
+    model.learn(total_timesteps=total_timesteps, callback=Progress())
+    final = (model.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000))  # after the last update
+    if curve[-1][0] == final[0]:
+        curve[-1] = final
+    else:
+        curve.append(final)
+    wall = time.perf_counter() - t0
+    save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
+    with open(out / "learning_curve.csv", "w") as f:
+        f.write("timesteps,mean_eval_return\n")
+        for s, r in curve:
+            f.write(f"{s},{r:.6f}\n")
+    plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], out / "learning_curve.png", f"PPO on {task}")
+    venv.close()
+    eval_env.close()
+    return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out)}

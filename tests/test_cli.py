@@ -1,0 +1,123 @@
+"""End-to-end tests of the command line on tiny budgets: files written, numbers matching the library."""
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from actuator_gym.tools import analysis
+from actuator_gym.tools.cli import main
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def is_png(path):
+    return path.is_file() and path.stat().st_size > 1000 and path.read_bytes()[:8] == PNG
+
+
+def test_demo_writes_plots_and_table_matching_the_library(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--seconds", "1.5"]) == 0
+    out = tmp_path / "demo"
+    for name in ("step_response.png", "effort.png", "torque_speed.png"):
+        assert is_png(out / name), name
+    rows = read_csv(out / "summary.csv")
+    assert [r["model"] for r in rows] == list(analysis.demo_cases())
+    # the CSV numbers are the library's own computation
+    cases = analysis.demo_cases()
+    rec = analysis.record_pendulum(cases["DC motor"], target=math.radians(70.0), seconds=1.5, label="DC motor")
+    want = analysis.step_metrics(rec)
+    got = next(r for r in rows if r["model"] == "DC motor")
+    for k, v in want.items():
+        assert float(got[k]) == pytest.approx(v, rel=1e-4, abs=1e-9), k
+    # physics visible in the table: the limited PD never exceeds its limit, the delay shows as latency
+    limited = next(r for r in rows if r["model"] == "PD, 2 N·m limit")
+    assert float(limited["peak_effort_Nm"]) == pytest.approx(2.0)
+    ideal = next(r for r in rows if r["model"] == "ideal PD")
+    delayed = next(r for r in rows if r["model"] == "PD, 24-substep delay")
+    assert float(delayed["response_time_s"]) - float(ideal["response_time_s"]) == pytest.approx(24 / 360, abs=1.5 / 360)
+    assert "rise_time_s" in capsys.readouterr().out
+
+
+def test_sweep_effort_limit_stall_angles(tmp_path):
+    assert main(["sweep", "effort_limit", "--out", str(tmp_path), "--seconds", "1.0"]) == 0
+    rows = read_csv(tmp_path / "sweep" / "sweep_effort_limit.csv")
+    assert is_png(tmp_path / "sweep" / "sweep_effort_limit.png")
+    assert len(rows) == 5
+    assert float(rows[0]["predicted_stall_deg"]) == pytest.approx(math.degrees(math.asin(1.0 / analysis.HOLDING_TORQUE)), abs=1e-3)
+    assert math.isnan(float(rows[-1]["predicted_stall_deg"]))
+
+
+def test_rollout_random_and_zero_policy(tmp_path, capsys):
+    assert main(["rollout", "--task", "actuator_gym/Pendulum-v0", "--actuators", "ideal_pd", "--steps", "40",
+                 "--out", str(tmp_path), "--seed", "3"]) == 0
+    z = np.load(tmp_path / "rollout" / "telemetry.npz")
+    assert z["applied_effort"].shape == (40, 1) and z["reward"].shape == (40,)
+    assert np.abs(z["applied_effort"]).max() <= 23.7 + 1e-4  # the ideal_pd preset's limit
+    rows = read_csv(tmp_path / "rollout" / "telemetry.csv")
+    assert len(rows) == 40 and float(rows[5]["applied_effort_0"]) == pytest.approx(float(z["applied_effort"][5, 0]), rel=1e-5)
+    assert is_png(tmp_path / "rollout" / "applied_effort.png")
+
+
+def test_train_then_rollout_the_saved_policy(tmp_path, capsys):
+    pytest.importorskip("stable_baselines3")
+    assert main(["train", "--total-timesteps", "256", "--num-envs", "2", "--eval-every", "256", "--out", str(tmp_path)]) == 0
+    folder = tmp_path / "train"
+    meta = json.loads((folder / "policy.json").read_text())
+    assert meta["obs_dim"] == 5 and meta["act_dim"] == 1
+    assert is_png(folder / "learning_curve.png") and len(read_csv(folder / "learning_curve.csv")) >= 2
+    assert main(["rollout", "--policy", str(folder), "--steps", "20", "--out", str(tmp_path)]) == 0
+    from actuator_gym.tools.training import SavedPolicy
+
+    pol = SavedPolicy.load(folder)
+    a = pol(np.zeros(5, np.float32))
+    assert a.shape == (1,) and np.all(np.abs(a) <= math.pi + 1e-6)
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["rollout", "--task", "actuator_gym/Nope-v0"], "unknown task 'actuator_gym/Nope-v0'"),
+        (["rollout", "--actuators", "nope"], "unknown preset 'nope'"),
+        (["rollout", "--experiment", "{bad}"], "bad"),
+        (["rollout", "--policy", "/nonexistent/folder", "--steps", "2"], "policy.json"),
+    ],
+)
+def test_bad_input_one_line_nonzero(argv, match, tmp_path, capsys):
+    assert main(argv + ["--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("actuator-gym: error:") and match in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_malformed_yaml_and_unknown_keys(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: actuators\ngroups:\n  g: {model: IdealPD, stifness: 3}\n")
+    assert main(["rollout", "--actuators", str(bad), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "stifness" in err and "Traceback" not in err
+    bad.write_text("kind: actuators\ngroups: [unclosed\n")
+    assert main(["rollout", "--actuators", str(bad), "--out", str(tmp_path)]) == 2
+    assert "malformed YAML" in capsys.readouterr().err
+    out_of_range = tmp_path / "neg.yaml"
+    out_of_range.write_text("kind: actuators\ngroups:\n  g: {model: IdealPD, damping: -1}\n")
+    assert main(["rollout", "--actuators", str(out_of_range), "--out", str(tmp_path)]) == 2
+    assert "allowed" in capsys.readouterr().err
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "actuator_gym/Pendulum-v0" in out and "DCMotor" in out and "go1_dc_motor" in out
+
+
+def test_unknown_sweep_parameter_is_an_argparse_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["sweep", "mass"])
+    assert e.value.code == 2
