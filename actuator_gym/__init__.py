@@ -4,6 +4,7 @@ from . import randomization
 from .actuators import *  # noqa: F401,F403
 from .actuators import __all__ as _actuator_names
 from .collection import ActuatorCollection
+from . import envs  # registers the Gymnasium ids (lazy: no MuJoCo import)
 
 __version__ = "0.1.0"
 __all__ = ["ActuatorCollection", "randomization", *_actuator_names]

@@ -45,7 +45,7 @@ class ArrayOps:
     def take_flat(self, src, index, out) -> None:
         """``out[...] = src[index]`` for a 1-D ``src`` and an integer ``index`` shaped like ``out``."""
         if self.name == "numpy":
-            np.take(src, index, out=out)
+            src.take(index, out=out)  # the method: ~1 us vs ~3 us for np.take's dispatch
         else:
             out.copy_(torch.take(src, index))
 

@@ -122,13 +122,14 @@ class OutputCommand:
 
 
 class _Group:
-    __slots__ = ("name", "model", "ids", "cols")
+    __slots__ = ("name", "model", "ids", "cols", "views")
 
     def __init__(self, name: str, model: Actuator, ids: list[int]):
         self.name, self.model = name, model
         self.ids = ids
         contiguous = ids == list(range(ids[0], ids[0] + len(ids)))
         self.cols = slice(ids[0], ids[-1] + 1) if contiguous else np.asarray(ids)
+        self.views = None  # cached column views of the collection's buffers (contiguous groups)
 
 
 class ActuatorCollection(Mapping):
@@ -219,6 +220,10 @@ class ActuatorCollection(Mapping):
             out_vel=v(self.output_command.velocity),
             out_eff=v(self.output_command.effort),
         )
+        keys = ("pos", "vel", "eff", "computed", "applied", "out_pos", "out_vel", "out_eff")
+        for grp in self._groups.values():
+            if isinstance(grp.cols, slice):
+                grp.views = tuple(self._views[k][:, grp.cols] for k in keys)
 
     @staticmethod
     def _group_seeds(seed: int | None, n: int) -> list[int | None]:
@@ -285,15 +290,17 @@ class ActuatorCollection(Mapping):
         v = self._views
         for grp in self._groups.values():
             c, m = grp.cols, grp.model
-            m.compute(
-                joint_pos=q[:, c],
-                joint_vel=qd[:, c],
-                target_pos=v["pos"][:, c],
-                target_vel=v["vel"][:, c],
-                target_effort=v["eff"][:, c],
-                dt=dt,
-                **kwargs,
-            )
+            if grp.views is not None:  # hot path: cached views, no per-call validation or copies
+                pos, vel, eff, computed, applied, out_pos, out_vel, out_eff = grp.views
+                m.compute_arrays(q[:, c], qd[:, c], pos, vel, eff, dt, **kwargs)
+                computed[...] = m._computed
+                applied[...] = m._applied
+                dq, dqd, dff = m.delayed_command
+                out_pos[...] = dq
+                out_vel[...] = dqd
+                out_eff[...] = dff if m.is_implicit else m._applied
+                continue
+            m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kwargs)
             v["computed"][:, c] = m._computed
             v["applied"][:, c] = m._applied
             dq, dqd, dff = m.delayed_command

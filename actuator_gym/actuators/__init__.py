@@ -25,6 +25,7 @@ from .parts import (
     DrivePID,
     Part,
 )
+from .thruster import Thruster, ThrusterCfg, allocation_matrix, body_wrench
 
 __all__ = [
     "Actuator",
@@ -45,4 +46,8 @@ __all__ = [
     "DelayedPDActuatorCfg",
     "RemotizedPDActuatorCfg",
     "ImplicitActuatorCfg",
+    "ThrusterCfg",
+    "Thruster",
+    "allocation_matrix",
+    "body_wrench",
 ]

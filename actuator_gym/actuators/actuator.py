@@ -304,6 +304,14 @@ class Actuator:
         tq = self._input(target_pos, "target_pos", required=False)
         tqd = self._input(target_vel, "target_vel", required=False)
         tff = self._input(target_effort, "target_effort", required=False)
+        self.compute_arrays(q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+        return self.ops.to_torch(self.ops.copy(self._applied))
+
+    def compute_arrays(self, q, qd, tq, tqd, tff, dt=None, inverse_mass=None, bias_force=None) -> None:
+        """``compute`` without input conversion or output copy, for callers that already hold
+        ``(num_envs, num_joints)`` arrays of the model's array library and dtype (the collection's
+        hot path). Results are left in the model's buffers (``_computed``/``_applied``,
+        ``delayed_command``)."""
         if self.check_finite:
             self._check([("joint_pos", q), ("joint_vel", qd), ("target_pos", tq), ("target_vel", tqd), ("target_effort", tff)])
         if self.delay is not None:
@@ -316,7 +324,6 @@ class Actuator:
             self._clamp_chain(self._computed, q, qd, self._applied)
         if self.check_finite:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
-        return self.ops.to_torch(self.ops.copy(self._applied))
 
     def _clamp_chain(self, effort, q, qd, out) -> None:
         if not self.clamping:

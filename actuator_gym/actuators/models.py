@@ -74,6 +74,12 @@ class ActuatorBaseCfg:
     """[kg·m²]: reflected rotor inertia written to the physics model (None = leave the model's)."""
     friction: ParamValue = None
     """[N·m]: dry joint friction written to the physics model (None = leave the model's)."""
+    min_delay: int = 0
+    """[physics substeps]: smallest command lag (with ``max_delay`` > 0 every model gets a Delay part)."""
+    max_delay: int = 0
+    """[physics substeps]: largest command lag; lags are drawn per env at every reset."""
+    per_joint_delay: bool = False
+    """Draw a lag per env and joint instead of per env."""
     randomization: dict[str, Any] = field(default_factory=dict)
     """``{field name: Distribution}``: re-sampled per env at every reset, from the nominal value."""
     # deprecated Isaac Lab aliases (DeprecationWarning; conflicting values -> ValueError)
@@ -122,6 +128,9 @@ class ActuatorBaseCfg:
             )
         return [names[i] for i in ids]
 
+    def _delay(self) -> Delay:
+        return Delay(min_delay=self.min_delay, max_delay=self.max_delay, per_joint=self.per_joint_delay)
+
     def build(
         self,
         joint_names: Sequence[str],
@@ -138,6 +147,10 @@ class ActuatorBaseCfg:
         names = self.select_joints(joint_names)
         recipe = self.recipe()
         aliases = recipe.pop("aliases", {})
+        if recipe.get("delay") is None and self.max_delay > 0:
+            recipe["delay"] = self._delay()
+        if recipe.get("delay") is not None:
+            aliases = {**aliases, **_DELAY_ALIASES}
         randomization = {aliases.get(k, k): v for k, v in self.randomization.items()}
         kwargs.setdefault("name", type(self).__name__)
         model = Actuator(
@@ -162,6 +175,7 @@ def _same(a, b) -> bool:
 
 
 _PD_ALIASES = {"stiffness": "kp", "damping": "kd"}
+_DELAY_ALIASES = {"min_delay": "delay_steps", "max_delay": "delay_steps", "delay": "delay_steps"}
 
 
 @dataclass(kw_only=True)
@@ -214,23 +228,11 @@ class DCMotorCfg(ActuatorBaseCfg):
         )
 
 
-_DELAY_ALIASES = {"min_delay": "delay_steps", "max_delay": "delay_steps", "delay": "delay_steps"}
-
-
 @dataclass(kw_only=True)
 class DelayedPDActuatorCfg(IdealPDActuatorCfg):
     """Ideal PD whose commands arrive ``L`` substeps late, ``L ~ U{min_delay..max_delay}`` per env,
-    re-drawn at every reset (``per_joint_delay=True``: per env and joint)."""
-
-    min_delay: int = 0
-    """[physics substeps]: smallest lag."""
-    max_delay: int = 0
-    """[physics substeps]: largest lag (history length max_delay + 1)."""
-    per_joint_delay: bool = False
-    """Draw a lag per env and joint instead of per env."""
-
-    def _delay(self) -> Delay:
-        return Delay(min_delay=self.min_delay, max_delay=self.max_delay, per_joint=self.per_joint_delay)
+    re-drawn at every reset (``per_joint_delay=True``: per env and joint). (Every named model accepts
+    ``min_delay``/``max_delay``; this one always carries a Delay part, as in Isaac Lab.)"""
 
     def recipe(self):
         r = super().recipe()

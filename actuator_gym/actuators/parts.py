@@ -213,6 +213,7 @@ class Delay(Part):
         self._max = ctx.ops.view(self._max_t)
         self._steps_since_reset = 0  # substeps since the most recent reset of any env
         self._write = 0
+        self._gather = [None] * h  # saturated regime: gather index per write slot (lags fixed until reset)
         self._base = ctx.ops.view(torch.arange(n * j, device=ctx.device).reshape(n, j))
         self._chan = ctx.ops.view(torch.arange(3, device=ctx.device).reshape(3, 1, 1) * (h * n * j))
         self._offs_t = torch.zeros((n, j), dtype=torch.int64, device=ctx.device)
@@ -220,12 +221,16 @@ class Delay(Part):
         self._offs3_t = torch.zeros((3, n, j), dtype=torch.int64, device=ctx.device)
         self._offs3 = ctx.ops.view(self._offs3_t)
 
+    def refresh(self):
+        self._gather = [None] * self.history_len  # lags may have been re-drawn
+
     def reset(self, env_ids):
         if env_ids is None:
             self._count_t.zero_()
         else:
             self._count_t[env_ids] = 0
         self._steps_since_reset = 0
+        self._gather = [None] * self.history_len
 
     def apply(self, tq, tqd, tff):
         """Record this substep's commands and return the delayed ``(q*, qd*, tau_ff)``."""
@@ -237,18 +242,22 @@ class Delay(Part):
         hist[2, w] = tff
         # slot of x[max(0, k - L)]: (w - min(L, k)) mod H; flat offset channel + slot * N*J + element
         saturated = self._steps_since_reset > self.max_delay  # then k >= max_delay >= L everywhere
-        if saturated:
-            xp.negative(self.params["delay_steps"].array, out=offs)
-        else:
-            xp.minimum(self.params["delay_steps"].array, self._count, out=offs)
-            xp.negative(offs, out=offs)
-        offs += w
-        offs %= self.history_len
-        offs *= self._nj
-        offs += self._base
-        xp.add(offs, self._chan, out=self._offs3)
+        index = self._gather[w] if saturated else None
+        if index is None:
+            if saturated:
+                xp.negative(self.params["delay_steps"].array, out=offs)
+            else:
+                xp.minimum(self.params["delay_steps"].array, self._count, out=offs)
+                xp.negative(offs, out=offs)
+            offs += w
+            offs %= self.history_len
+            offs *= self._nj
+            offs += self._base
+            index = xp.add(offs, self._chan, out=self._offs3)
+            if saturated:  # depends only on w and the lags from now until the next reset
+                self._gather[w] = index = ops.copy(index)
         out = self._out
-        ops.take_flat(self._flat, self._offs3, out)
+        ops.take_flat(self._flat, index, out)
         self._write = (w + 1) % self.history_len
         if not saturated:
             self._count += 1

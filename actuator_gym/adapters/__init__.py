@@ -1,0 +1,77 @@
+"""Adapters from a Gymnasium ``VectorEnv`` (e.g. ``gymnasium.make_vec("actuator_gym/Pendulum-v0")``)
+to RL libraries: Stable-Baselines3, rsl_rl and skrl. See docs/adapters.md.
+
+Every library is imported inside its function, so ``import actuator_gym`` never needs them.
+All adapters present the env with SAME_STEP autoreset semantics (what these libraries expect):
+an env in NEXT_STEP or DISABLED mode is reset right after the step that finished an episode,
+through Gymnasium's partial reset ``env.reset(options={"reset_mask": done})``; a SAME_STEP env
+is used as is. See :class:`SameStepAutoreset`.
+"""
+
+from __future__ import annotations
+
+from ._autoreset import SameStepAutoreset
+
+__all__ = ["SameStepAutoreset", "rsl_rl", "sb3", "skrl"]
+
+
+def _check_vector_env(vec_env, fn: str) -> None:
+    from gymnasium.vector import VectorEnv
+
+    if not isinstance(vec_env, VectorEnv):
+        raise ValueError(
+            f"{fn}(vec_env): expected a gymnasium.vector.VectorEnv (e.g. gymnasium.make_vec(...)), "
+            f"got {type(vec_env).__name__}"
+        )
+
+
+def sb3(vec_env):
+    """Stable-Baselines3 ``VecEnv`` over ``vec_env`` (needs ``stable-baselines3``).
+
+    ``step_wait`` returns ``(obs, rewards, dones, infos)``: ``dones = terminated | truncated``;
+    for a finished env the returned obs is the first obs of its next episode,
+    ``infos[i]["terminal_observation"]`` the last obs of the finished one, ``infos[i]`` otherwise the
+    finishing step's info, and the new episode's reset info is in ``reset_infos[i]``;
+    ``infos[i]["TimeLimit.truncated"] = truncated and not terminated``. Spaces are the single-env
+    spaces. ``seed(s)`` applies at the next ``reset()`` as ``vec_env.reset(seed=s)`` (env ``i`` gets
+    ``s + i``). ``get_attr`` / ``set_attr`` / ``env_method`` / ``env_is_wrapped`` act on the
+    sub-environments of a ``SyncVectorEnv`` (``AsyncVectorEnv``: all envs only); a natively batched
+    env is one object, so every index sees the same attribute / call result and
+    ``set_attr`` / ``env_method`` need ``indices=None``.
+    """
+    _check_vector_env(vec_env, "sb3")
+    from ._sb3 import SB3VecEnv
+
+    return SB3VecEnv(vec_env)
+
+
+def rsl_rl(vec_env, *, max_episode_length=None, device=None, clip_actions=True, seed=None, cfg=None):
+    """rsl_rl 5.x ``VecEnv`` over ``vec_env`` (needs ``rsl-rl-lib`` and ``tensordict``).
+
+    Resets ``vec_env`` (with ``seed``) on construction: the runner never calls ``reset()``.
+    ``get_observations()`` / ``step()`` observations are a ``TensorDict`` with group ``"policy"``
+    (a ``Dict`` observation space maps each key to a group and must contain ``"policy"``).
+    ``step(actions)`` -> ``(obs, rewards (num_envs,) float32, dones (num_envs,) long, extras)`` with
+    ``extras["time_outs"] = truncated & ~terminated`` (bool) and ``extras["log"]`` (the env's
+    ``info["log"]`` averaged to scalars, else empty). Actions are clipped to the action space when
+    ``clip_actions``. ``max_episode_length`` (steps) defaults to the env's ``max_episode_length`` or
+    ``spec.max_episode_steps``; ``episode_length_buf`` counts steps since each env's reset (writing it,
+    e.g. ``init_at_random_ep_len=True``, does not move the env's own time limit).
+    """
+    _check_vector_env(vec_env, "rsl_rl")
+    from ._rsl_rl import RslRlVecEnv
+
+    return RslRlVecEnv(
+        vec_env, max_episode_length=max_episode_length, device=device, clip_actions=clip_actions, seed=seed, cfg=cfg
+    )
+
+
+def skrl(vec_env, *, verbose=False):
+    """skrl (torch) env over ``vec_env`` (needs ``skrl``): ``wrap_env(..., wrapper="gymnasium")``
+    around a SAME_STEP view of ``vec_env``, so skrl's trainers (which feed ``step``'s observation
+    straight into the next action) never see a finished episode's last obs as a new state.
+    """
+    _check_vector_env(vec_env, "skrl")
+    from ._skrl import wrap
+
+    return wrap(vec_env, verbose=verbose)

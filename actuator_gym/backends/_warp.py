@@ -1,0 +1,176 @@
+"""Shared plumbing of the Warp backends (MuJoCo-Warp, Newton): lazy imports, device mapping,
+host views of device arrays, and the device-side substep loop with optional CUDA-graph capture.
+
+Nothing here imports Warp at module import; :func:`import_warp` does, on first use.
+
+Devices. ``device="cpu"`` is Warp's CPU device (kernels compiled for the host); every Warp array
+then lives in host memory and ``array.numpy()`` / ``wp.to_torch(array)`` are zero-copy views, so
+the task layer's numpy code reads and writes the engine's state directly. ``device="cuda"`` /
+``"cuda:N"`` keeps the state on the GPU; torch views (``wp.to_torch``) still share memory, and the
+numpy views the task layer uses are host mirrors (see :class:`HostArray`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["import_warp", "resolve_device", "HostArray", "graph_capturable", "DeviceLoop"]
+
+
+def import_warp():
+    """``warp`` (imported on first use, quietly), or an ``ImportError`` naming the extra."""
+    try:
+        import warp as wp
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "the Warp backends need warp-lang: pip install 'actuator-gym[warp]' "
+            "(warp-lang==1.19.0, mujoco-warp==4.0.0, newton==1.8.0)"
+        ) from exc
+    wp.config.quiet = True
+    return wp
+
+
+def resolve_device(device: Any) -> tuple[str, torch.device]:
+    """``(warp device name, torch device)`` for ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a torch device."""
+    d = torch.device(device) if not isinstance(device, torch.device) else device
+    if d.type == "cpu":
+        return "cpu", torch.device("cpu")
+    if d.type == "cuda":
+        idx = 0 if d.index is None else int(d.index)
+        wp = import_warp()
+        if not wp.is_cuda_available():
+            raise ValueError(f"device={device!r}: Warp sees no CUDA device here; use device='cpu'")
+        return f"cuda:{idx}", torch.device("cuda", idx)
+    raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+
+
+class HostArray:
+    """A numpy view of a Warp array for the (numpy) task layer.
+
+    On the CPU device ``np`` *is* the Warp array's memory (zero copy; writes reach the engine, and
+    ``pull``/``push`` do nothing). On CUDA ``np`` is a host mirror: ``pull()`` copies device ->
+    host, ``push()`` host -> device; the backends call them at the documented points.
+    """
+
+    __slots__ = ("arr", "np", "on_host", "stale")
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.on_host = arr.device.is_cpu
+        self.np = arr.numpy()  # a view on CPU, a copy on CUDA
+        self.stale = False
+
+    def pull(self) -> np.ndarray:
+        if not self.on_host and self.stale:
+            self.np[...] = self.arr.numpy()
+        self.stale = False
+        return self.np
+
+    def push(self) -> None:
+        if not self.on_host:
+            self.arr.assign(self.np)
+
+
+# Parts whose math is pure in-place tensor ops on fixed buffers (no Python-side state that changes
+# between substeps, no host synchronisation): a captured graph replays them correctly.
+_CAPTURABLE_PARTS = frozenset(
+    ("DrivePD", "DrivePID", "ClampingMaxEffort", "ClampingDCMotor", "ClampingPositionBased")
+)
+
+
+def graph_capturable(collection) -> tuple[bool, str]:
+    """Whether ``collection.compute`` can be recorded once and replayed from a CUDA graph, and why not.
+
+    Not capturable: a ``Delay`` (its ring-buffer write index and warm-up counter are Python ints,
+    which a replay cannot advance), ``check_finite=True`` (reads values on the host), implicit
+    groups (need the mass matrix from the engine), and any part not known to be pure tensor math
+    (neural drives, user parts).
+    """
+    for name, model in collection.items():
+        if getattr(model, "check_finite", False):
+            return False, f"group {name!r}: check_finite=True synchronises with the host"
+        if getattr(model, "is_implicit", False):
+            return False, f"group {name!r}: implicit effort mode"
+        for part in model._parts:
+            kind = type(part).__name__
+            if kind == "Delay":
+                return False, f"group {name!r}: Delay keeps its ring-buffer write index in Python"
+            if kind not in _CAPTURABLE_PARTS:
+                return False, f"group {name!r}: part {kind} is not known to be graph-safe"
+    return True, ""
+
+
+class DeviceLoop:
+    """The substep loop ``actuators -> effort -> physics`` run entirely on the backend's device.
+
+    ``DeviceLoop(backend, collection).run(decimation)`` runs ``decimation`` substeps: each reads
+    the joint state through torch views of the engine's arrays, computes every actuator group in
+    one ``collection.compute`` and writes the applied effort into the engine's force array, then
+    steps the physics. No host copies (on CUDA nothing leaves the GPU).
+
+    CUDA graphs (``graph="auto"``, only on CUDA, never on CPU): the physics substep is captured
+    once as a Warp graph and replayed; the actuator part (state gather, ``collection.compute``,
+    effort scatter) is captured as a torch CUDA graph when :func:`graph_capturable` allows it,
+    otherwise it runs eagerly each substep (still on the GPU). ``captured`` reports what is
+    captured; ``note`` why the actuator part is not. Capture failures fall back to eager and are
+    reported in ``note``. ``graph=False`` never captures.
+    """
+
+    def __init__(self, backend, collection, graph: Any = "auto"):
+        if collection.device != backend.device:
+            raise ValueError(
+                f"DeviceLoop: the collection is on {collection.device}, the backend on {backend.device}; "
+                "build the collection with device=backend.device"
+            )
+        if tuple(collection.joint_names) != tuple(backend.joint_names):
+            raise ValueError("DeviceLoop: the collection's joint_names must be the backend's joint_names")
+        if graph not in ("auto", True, False):
+            raise ValueError(f"DeviceLoop: graph must be 'auto', True or False, got {graph!r}")
+        self.backend, self.collection = backend, collection
+        self.dt = backend.physics_dt
+        self.want_graph = graph is not False and backend.device.type == "cuda"
+        self.captured = {"physics": False, "actuators": False}
+        ok, why = graph_capturable(collection)
+        self.note = why if self.want_graph else "no capture (CPU device or graph=False)"
+        self._act_ok = self.want_graph and ok
+        self._act_graph = None
+        self._q = self._qd = None
+
+    def _actuators(self) -> None:
+        be, coll = self.backend, self.collection
+        self._q.copy_(be.torch_joint_pos())
+        self._qd.copy_(be.torch_joint_vel())
+        coll.compute(joint_pos=self._q, joint_vel=self._qd, dt=self.dt)
+        be.torch_set_joint_effort(coll.applied_effort)
+
+    def _capture_actuators(self) -> None:
+        # the eager first substep was the warm-up (lazy allocations happen outside the graph)
+        torch.cuda.synchronize(self.backend.device)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self._actuators()
+        self._act_graph = g
+
+    def run(self, decimation: int = 1) -> None:
+        be = self.backend
+        if self._q is None:
+            dtype = self.collection.applied_effort.dtype
+            self._q = torch.zeros_like(self.collection.applied_effort, dtype=dtype)
+            self._qd = torch.zeros_like(self._q)
+        for _ in range(int(decimation)):
+            if self._act_graph is not None:
+                self._act_graph.replay()
+            else:
+                self._actuators()  # eager (also the first substep before a capture)
+                if self._act_ok and self._act_graph is None:
+                    try:
+                        self._capture_actuators()
+                        self.captured["actuators"] = True
+                    except Exception as exc:  # fall back to eager, say why
+                        self._act_ok = False
+                        self.note = f"actuator capture failed: {exc}"
+            be.step(derived=False, graph=self.want_graph)
+        self.captured["physics"] = bool(getattr(be, "graph_captured", False))

@@ -1,0 +1,255 @@
+"""``MujocoBatchBackend``: ``num_envs`` worlds of one ``MjModel`` stepped together in C.
+
+The whole batch's state lives in single arrays (``qpos (num_envs, nq)``, ``qvel (num_envs, nv)``,
+...) owned by a :class:`mujoco.batch.Batch`; one call advances every world by one substep on a
+persistent thread pool, with no Python per world. Chosen over ``mujoco.rollout`` called with
+``nstep=1`` and over a Python loop of ``mj_step`` on per-world ``MjData`` by measurement (see
+``benchmarks/README.md``, "Batched MuJoCo backend", and ``benchmarks/batched_backend.py``).
+
+    backend = MujocoBatchBackend(model, num_envs=64)
+    q, qd = backend.joint_pos(), backend.joint_vel()        # (num_envs, num_joints) copies
+    backend.set_joint_effort(effort)                          # -> qfrc_applied on the joints' DOFs
+    backend.step()                                            # one substep of every world
+    backend.reset_envs([3, 7], qpos=..., qvel=...)            # partial reset; other worlds untouched
+    backend.model_field("body_mass")[3, body_id] = 0.7        # per-world model fields
+    backend.set_const([3])                                    # after fields mj_setConst reads
+
+Derived fields (``xpos``, ``xquat``, ``cvel``, ``sensordata``, ...) from :meth:`field` describe
+the **current** state after :meth:`reset_envs` and after a ``step(derived=True)`` (the default; the
+batch then computes the position and velocity stages at the new state). ``step(derived=False)``
+skips that pass (about 20 % of an Ant substep): derived fields then describe the state before the
+substep, as after ``mj_step``. Tasks pass ``derived=False`` for all but the last substep of a
+control step. Acceleration-dependent fields (``qacc``, ``cacc``, contact forces) are those of the
+last substep.
+
+Joints: ``joint_info(model)`` from ``backends/mujoco.py`` (shared with the single-``MjData``
+backend) lists the model's 1-DOF joints (hinge and slide) in model order; free and ball joints are
+left to the task (``qpos``/``qvel`` give them).
+
+Rendering: :meth:`render` draws one world with ``mujoco.Renderer``; it needs an OpenGL backend
+(``MUJOCO_GL=egl`` or ``osmesa``) and raises ``RuntimeError`` naming the problem otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import mujoco
+import mujoco.batch
+import numpy as np
+import torch
+
+from .base import PhysicsBackend
+from .mujoco import joint_info  # shared with the single-MjData backend
+
+__all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
+
+def gl_available() -> bool:
+    """Whether ``mujoco.Renderer`` can make a context here (tries once, cheaply)."""
+    if not os.environ.get("MUJOCO_GL") and not os.environ.get("DISPLAY"):
+        return False
+    try:
+        model = mujoco.MjModel.from_xml_string("<mujoco><worldbody/></mujoco>")
+        r = mujoco.Renderer(model, 8, 8)
+        r.close()
+        return True
+    except Exception:
+        return False
+
+
+def _index(idx: np.ndarray):
+    """A slice where the addresses are contiguous (views instead of copies on read)."""
+    if len(idx) and np.array_equal(idx, np.arange(idx[0], idx[0] + len(idx))):
+        return slice(int(idx[0]), int(idx[0]) + len(idx))
+    return idx
+
+
+class MujocoBatchBackend(PhysicsBackend):
+    """``num_envs`` copies of ``model`` stepped in C by ``mujoco.batch.Batch``.
+
+    Args:
+        model: the compiled model (its ``opt.timestep`` is the substep ``physics_dt`` [s]).
+        num_envs: number of worlds.
+        nthread: threads of the batch's pool (0: all CPUs). Default: 1 below 128 worlds, else
+            ``min(2, os.cpu_count())`` (measured on the 2-core reference machine: a second
+            thread only pays off for large batches; see benchmarks/README.md).
+        persistent: keep one ``MjData`` per world (required for models with sleep; measured
+            ~15 % slower on Ant). Default False.
+    """
+
+    _STATE = frozenset(("time", "qpos", "qvel", "act", "history", "qacc_warmstart", "ctrl", "qfrc_applied",
+                        "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat", "userdata", "plugin_state", "plastic"))
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, nthread: int | None = None, persistent: bool = False):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"MujocoBatchBackend: num_envs must be an integer >= 1, got {num_envs!r}")
+        if nthread is None:
+            nthread = 1 if num_envs < 128 else min(2, os.cpu_count() or 1)
+        if nthread < 0:
+            raise ValueError(f"MujocoBatchBackend: nthread must be >= 0, got {nthread}")
+        self.model = model
+        self.num_envs = int(num_envs)
+        self.physics_dt = float(model.opt.timestep)
+        self.device = torch.device("cpu")
+        self.joints = joint_info(model)
+        self.batch = mujoco.batch.Batch(model, self.num_envs, nthread=int(nthread), persistent=bool(persistent))
+        b = self.batch
+        # state (live views of the batch's rows)
+        self.qpos = b.bind("qpos")
+        self.qvel = b.bind("qvel")
+        self.act = b.bind("act")
+        self.ctrl = b.bind("ctrl")
+        self.qfrc_applied = b.bind("qfrc_applied")
+        self.xfrc_applied = b.bind("xfrc_applied")
+        self.time = b.bind("time")
+        self._qadr = _index(self.joints.qpos_adr)
+        self._dadr = _index(self.joints.dof_adr)
+        self._stage = int(mujoco.mjtStage.mjSTAGE_VEL)
+        self._render_ctx: dict[str, Any] = {}
+        self._bound: set[str] = set()
+        self._per_world = False  # set once a model field is expanded
+        self._model_copy: mujoco.MjModel | None = None
+        b.reset(stage=self._stage)
+
+    # -- PhysicsBackend ----------------------------------------------------------------------
+    def joint_pos(self) -> np.ndarray:
+        """Joint positions [rad or m], ``(num_envs, num_joints)`` float64 (a copy)."""
+        return np.array(self.qpos[:, self._qadr])
+
+    def joint_vel(self) -> np.ndarray:
+        """Joint velocities [rad/s or m/s], ``(num_envs, num_joints)`` float64 (a copy)."""
+        return np.array(self.qvel[:, self._dadr])
+
+    def set_joint_effort(self, effort: Any) -> None:
+        """Generalized force [N·m or N] on each joint's DOF (``qfrc_applied``), held until set again."""
+        e = effort.detach().cpu().numpy() if isinstance(effort, torch.Tensor) else np.asarray(effort)
+        if e.shape != (self.num_envs, len(self.joints)):
+            raise ValueError(
+                f"MujocoBatchBackend.set_joint_effort: effort must have shape ({self.num_envs}, "
+                f"{len(self.joints)}) (num_envs, num_joints), got {e.shape}"
+            )
+        self.qfrc_applied[:, self._dadr] = e
+
+    def step(self, nstep: int = 1, derived: bool = True) -> None:
+        """Advance every world by ``nstep`` substeps (one C call). ``derived=True`` makes the derived
+        fields (``xpos``, ``cvel``, ``sensordata``, ...) describe the new state."""
+        self.batch.step(nstep=int(nstep), stage=self._stage if derived else 0)
+
+    # -- state access ------------------------------------------------------------------------
+    def field(self, name: str) -> np.ndarray:
+        """A live ``(num_envs, ...)`` view of an ``MjData`` field (``xpos``, ``xquat``, ``cvel``,
+        ``sensordata``, ``qacc``, ...). State fields are writable; derived ones read-only."""
+        if name in self._STATE or name in self._bound:
+            return self.batch.bind(name)
+        arr = self.batch.bind(name)
+        self._bound.add(name)
+        # a derived field bound between calls reads zero until the next call: fill it now
+        self.batch.forward(stage=self._stage)
+        return arr
+
+    def model_field(self, name: str) -> np.ndarray:
+        """Per-world values ``(num_envs, ...)`` of a model field (``body_mass``, ``geom_friction``,
+        ``dof_damping``, ``opt.gravity``, ...), writable. After writing a field that
+        ``mj_setConst`` reads (``body_mass``, ``body_inertia``, ``dof_armature``, ...) call
+        :meth:`set_const` for the worlds written."""
+        self._per_world = True
+        return self.batch.expand(name)
+
+    def set_const(self, env_ids: Any = None) -> None:
+        """Recompute the constants derived from model fields for ``env_ids`` (None = all)."""
+        self._per_world = True
+        self.batch.set_const(self._ids(env_ids))
+
+    def reset_envs(
+        self,
+        env_ids: Any = None,
+        qpos: Any = None,
+        qvel: Any = None,
+        act: Any = None,
+        time: Any = None,
+    ) -> None:
+        """Reset ``env_ids`` (None = all) to the model defaults (time 0, zero warmstart, controls
+        and applied forces), then set ``qpos (n, nq)``, ``qvel (n, nv)``, ``act (n, na)``, ``time
+        (n,)`` where given, and recompute the derived fields. Other worlds are untouched bit for bit."""
+        ids = self._ids(env_ids)
+        n = self.num_envs if ids is None else len(ids)
+        if n == 0:
+            return
+        self.batch.reset(ids, stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+        rows = slice(None) if ids is None else ids
+        for name, value, arr in (("qpos", qpos, self.qpos), ("qvel", qvel, self.qvel), ("act", act, self.act)):
+            if value is None:
+                continue
+            v = np.asarray(value, dtype=np.float64)
+            shape = (n, arr.shape[1])
+            if v.shape != shape:
+                raise ValueError(f"MujocoBatchBackend.reset_envs: {name} must have shape {shape}, got {v.shape}")
+            arr[rows] = v
+        if time is not None:
+            self.time[rows] = np.broadcast_to(np.asarray(time, dtype=np.float64), (n,))
+        self.batch.forward(ids, stage=self._stage)
+
+    def _ids(self, env_ids: Any):
+        if env_ids is None:
+            return None
+        ids = np.asarray(env_ids)
+        if ids.dtype == np.bool_:
+            if ids.shape != (self.num_envs,):
+                raise ValueError(f"env_ids: a boolean mask needs shape ({self.num_envs},), got {ids.shape}")
+            ids = np.flatnonzero(ids)
+        ids = ids.reshape(-1).astype(np.int32)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
+            raise ValueError(f"env_ids: ids must lie in [0, {self.num_envs - 1}], got {ids.tolist()}")
+        return ids
+
+    def data(self, world_id: int = 0, data: mujoco.MjData | None = None, forward: bool = True) -> mujoco.MjData:
+        """World ``world_id`` as an ``MjData`` (a copy; writes to it do not reach the batch), with its
+        derived fields recomputed by ``mj_forward`` on the world's model when ``forward``."""
+        d = self.batch.get_data(int(world_id), data)
+        if forward:
+            mujoco.mj_forward(self._model_of(int(world_id)), d)
+        return d
+
+    def _model_of(self, world_id: int) -> mujoco.MjModel:
+        """The shared model, or (after per-world fields were written) a cached copy holding world's."""
+        if not self._per_world:
+            return self.model
+        if self._model_copy is None:
+            self._model_copy = self.batch.get_model(world_id)
+        return self.batch.get_model(world_id, self._model_copy)
+
+    def world_model(self, world_id: int = 0) -> mujoco.MjModel:
+        """World ``world_id``'s model, with its per-world fields (a copy)."""
+        return self.batch.get_model(int(world_id))
+
+    # -- rendering ---------------------------------------------------------------------------
+    def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
+        """An ``(height, width, 3)`` uint8 image of world ``world_id``."""
+        if not 0 <= int(world_id) < self.num_envs:
+            raise ValueError(f"render: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        ctx = self._render_ctx
+        if ctx.get("size") != (width, height):
+            if "renderer" in ctx:
+                ctx["renderer"].close()
+            ctx["model"] = self.batch.get_model(0)  # refreshed in place per world below
+            try:
+                ctx["renderer"] = mujoco.Renderer(ctx["model"], height, width)
+            except Exception as exc:  # no GL context
+                raise RuntimeError(
+                    f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}"
+                ) from exc
+            ctx["size"] = (width, height)
+            ctx["data"] = mujoco.MjData(self.model)
+        m = self.batch.get_model(int(world_id), ctx["model"])
+        d = self.batch.get_data(int(world_id), ctx["data"])
+        mujoco.mj_forward(m, d)  # derived fields for drawing (a non-persistent batch keeps none)
+        r = ctx["renderer"]
+        r.update_scene(d, camera=camera)
+        return r.render()
+
+    def close(self) -> None:
+        r = self._render_ctx.pop("renderer", None)
+        if r is not None:
+            r.close()
+        self._render_ctx.clear()

@@ -1,0 +1,519 @@
+"""Quadruped locomotion with real motors: a Go1/A1-class robot tracking a velocity command.
+
+The model is written here in Python (:func:`quadruped_mjcf`): a 0.38 x 0.20 x 0.11 m trunk, four
+legs with hip abduction, hip flexion and knee hinges (``FL_hip_abd, FL_hip_flex, FL_knee, FR_...,
+RL_..., RR_...``), 0.213 m thighs and calves, sphere feet, a flat floor; about 12.4 kg in total.
+
+Physics runs at 200 Hz (``dt = 0.005 s``); the policy acts at 50 Hz (decimation 4). The actuators
+are recomputed at every physics substep from the measured joint state:
+
+    target = default_pose + action_scale * action          (action_scale = 0.25 rad)
+
+Observation (48 floats, ``(num_envs, 48)`` in the vector env)::
+
+    [ 0: 3]  base linear velocity, body frame [m/s]
+    [ 3: 6]  base angular velocity, body frame [rad/s]
+    [ 6: 9]  gravity direction in the body frame (unit vector; (0, 0, -1) when level)
+    [ 9:21]  joint positions relative to the default pose [rad]
+    [21:33]  joint velocities [rad/s]
+    [33:45]  last action
+    [45:48]  velocity command (vx [m/s], vy [m/s], yaw rate [rad/s]), sampled per episode
+
+Reward (per policy step, terms times ``dt_policy``): exp-kernel tracking of the commanded planar
+velocity and yaw rate, minus penalties on vertical velocity, roll/pitch rates, action rate and the
+actuators' mechanical power ``sum |applied_effort * joint_vel|`` taken from the actuator telemetry
+(averaged over the substeps). Termination: the trunk touches the floor (its lowest corner, computed
+from its pose, is within ``trunk_contact_margin`` of the floor), the base drops below
+``min_base_height`` or tilts more than ``max_tilt``.
+
+Default actuators (:func:`go1_dc_motor_cfg`): a DC motor with a linear torque-speed curve plus a
+0..2 substep command delay re-drawn per episode. The numbers are chosen for a Go1-class joint module
+(source-free rationale):
+
+* ``actuator_effort_limit = 23.7 N·m`` -- the module's peak joint torque, set by its driver's current
+  limit;
+* ``actuator_velocity_limit = 30 rad/s`` -- the no-load joint speed (back-EMF equals the supply);
+* ``saturation_effort = 2 * 23.7 = 47.4 N·m`` -- the stall torque of the linear torque-speed line;
+  with it the current limit governs up to half the no-load speed (15 rad/s), above which torque falls
+  linearly to zero at 30 rad/s; trotting joint speeds (about 5-10 rad/s) stay on the flat part while
+  fast swings reach the sloped part;
+* ``stiffness = 25 N·m/rad``, ``damping = 0.5 N·m·s/rad`` -- a compliant position loop: the knee sags
+  about 0.15 rad under the robot's weight, the explicit loop is stable at the 5 ms substep with the
+  0.01 kg·m² reflected rotor inertia (armature) of the model;
+* delay 0..2 substeps (0..10 ms) -- bus and driver latency, re-drawn per env at every reset.
+
+Presets: :func:`ideal_pd_cfg` (no torque-speed curve, no delay) and :func:`actuator_net_cfg` (a
+learned actuator network from a file).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..actuators.models import DCMotorCfg, IdealPDActuatorCfg
+from .task import BatchedTask, TaskCfg
+
+__all__ = [
+    "go1_dc_motor_cfg",
+    "ideal_pd_cfg",
+    "actuator_net_cfg",
+    "QuadrupedCfg",
+    "QuadrupedTask",
+    "LEG_NAMES",
+    "JOINT_NAMES",
+    "DEFAULT_JOINT_POS",
+    "JOINT_RANGES",
+    "QuadrupedGeometry",
+    "quadruped_mjcf",
+    "quat_to_rotmat",
+    "quat_rotate_inverse",
+    "trunk_floor_clearance",
+    "sample_velocity_command",
+    "quadruped_observation",
+    "QuadrupedRewardCfg",
+    "quadruped_reward",
+    "quadruped_termination",
+]
+
+LEG_NAMES = ("FL", "FR", "RL", "RR")
+"""Front-left, front-right, rear-left, rear-right."""
+_JOINT_SUFFIXES = ("hip_abd", "hip_flex", "knee")
+JOINT_NAMES = tuple(f"{leg}_{s}" for leg in LEG_NAMES for s in _JOINT_SUFFIXES)
+"""The 12 actuated joints in model order: ``FL_hip_abd, FL_hip_flex, FL_knee, FR_hip_abd, ...``."""
+
+
+
+def _default_angle(leg: str, suffix: str) -> float:
+    # abduction +0.1 rad outward on the left, -0.1 on the right (axis +x); hip flexion positive
+    # swings the foot backwards (axis +y): 0.8 front, 1.0 rear (rear feet further back, which keeps
+    # the compliant stance from sitting back); knee -1.5 folds the calf forward (knees point back).
+    if suffix == "hip_abd":
+        return 0.1 if leg[1] == "L" else -0.1
+    if suffix == "hip_flex":
+        return 0.8 if leg[0] == "F" else 1.0
+    return -1.5
+
+
+DEFAULT_JOINT_POS = tuple(_default_angle(leg, s) for leg in LEG_NAMES for s in _JOINT_SUFFIXES)
+"""Default standing pose [rad], ``(12,)`` in :data:`JOINT_NAMES` order."""
+
+JOINT_RANGES = {"hip_abd": (-0.80, 0.80), "hip_flex": (-1.05, 3.50), "knee": (-2.70, -0.90)}
+"""Hinge limits [rad] by joint kind (the model's ``range``)."""
+
+
+@dataclass(frozen=True)
+class QuadrupedGeometry:
+    """Dimensions [m] and masses [kg] of the generated model (Go1/A1 class)."""
+
+    trunk_size: tuple[float, float, float] = (0.38, 0.20, 0.11)
+    """Full length, width, height of the trunk box [m]."""
+    trunk_mass: float = 5.0
+    """[kg]."""
+    hip_offset: tuple[float, float] = (0.19, 0.05)
+    """|x|, |y| of the hip abduction axes from the trunk centre [m]."""
+    thigh_offset: float = 0.08
+    """Lateral offset of the hip flexion joint from the abduction joint [m]."""
+    thigh_length: float = 0.213
+    """[m]."""
+    calf_length: float = 0.213
+    """[m] from the knee to the foot centre."""
+    foot_radius: float = 0.02
+    """[m]."""
+    hip_mass: float = 0.6
+    """Abduction motor housing [kg]."""
+    thigh_mass: float = 1.0
+    """Thigh with the flexion and knee motors [kg]."""
+    calf_mass: float = 0.2
+    """[kg]."""
+    foot_mass: float = 0.05
+    """[kg]."""
+    armature: float = 0.01
+    """Reflected rotor inertia of every joint [kg·m²]."""
+    joint_damping: float = 0.01
+    """Passive viscous friction of every joint [N·m·s/rad]."""
+    foot_friction: float = 1.0
+    """Sliding friction coefficient of feet (and the floor)."""
+    init_height: float = 0.33
+    """Base height at reset [m] (feet about 1 cm above the floor in the default pose)."""
+
+    @property
+    def total_mass(self) -> float:
+        return self.trunk_mass + 4 * (self.hip_mass + self.thigh_mass + self.calf_mass + self.foot_mass)
+
+
+def quadruped_mjcf(geometry: QuadrupedGeometry | None = None, timestep: float = 0.005) -> str:
+    """MJCF of the quadruped on a flat floor (a string for ``mujoco.MjModel.from_xml_string``).
+
+    Collisions: only robot-vs-floor (robot geoms ``contype=0 conaffinity=1``, floor ``contype=1
+    conaffinity=0``), so legs never collide with each other or the trunk. Joints carry the
+    ``armature`` and a small passive damping; there are no MJCF actuators -- efforts are written as
+    generalized forces by the actuator models.
+    """
+    g = geometry or QuadrupedGeometry()
+    hx, hy, hz = (s / 2 for s in g.trunk_size)
+    legs = []
+    for leg in LEG_NAMES:
+        sx = 1.0 if leg[0] == "F" else -1.0
+        sy = 1.0 if leg[1] == "L" else -1.0
+        r = {k: JOINT_RANGES[k] for k in JOINT_RANGES}
+        legs.append(
+            f"""
+      <body name="{leg}_hip" pos="{sx * g.hip_offset[0]:.4f} {sy * g.hip_offset[1]:.4f} 0">
+        <joint name="{leg}_hip_abd" axis="1 0 0" range="{r['hip_abd'][0]} {r['hip_abd'][1]}"/>
+        <geom name="{leg}_hip" type="cylinder" size="0.04 0.025" pos="0 {sy * 0.035:.4f} 0"
+              zaxis="0 1 0" mass="{g.hip_mass}" contype="0" conaffinity="0" material="motor"/>
+        <body name="{leg}_thigh" pos="0 {sy * g.thigh_offset:.4f} 0">
+          <joint name="{leg}_hip_flex" axis="0 1 0" range="{r['hip_flex'][0]} {r['hip_flex'][1]}"/>
+          <geom name="{leg}_thigh" type="capsule" fromto="0 0 0 0 0 {-g.thigh_length:.4f}" size="0.022"
+                mass="{g.thigh_mass}" material="limb"/>
+          <body name="{leg}_calf" pos="0 0 {-g.thigh_length:.4f}">
+            <joint name="{leg}_knee" axis="0 1 0" range="{r['knee'][0]} {r['knee'][1]}"/>
+            <geom name="{leg}_calf" type="capsule" fromto="0 0 0 0 0 {-g.calf_length + g.foot_radius:.4f}"
+                  size="0.013" mass="{g.calf_mass}" material="limb"/>
+            <geom name="{leg}_foot" type="sphere" pos="0 0 {-g.calf_length:.4f}" size="{g.foot_radius}"
+                  mass="{g.foot_mass}" friction="{g.foot_friction} 0.005 0.0001" material="foot"/>
+            <site name="{leg}_foot" pos="0 0 {-g.calf_length:.4f}" size="0.01"/>
+          </body>
+        </body>
+      </body>"""
+        )
+    return f"""<mujoco model="actuator_gym_quadruped">
+  <compiler angle="radian" autolimits="true"/>
+  <option timestep="{timestep}" integrator="implicitfast"/>
+  <size memory="2M"/>
+  <visual>
+    <global offwidth="640" offheight="480"/>
+    <headlight ambient="0.4 0.4 0.4" diffuse="0.6 0.6 0.6"/>
+  </visual>
+  <default>
+    <joint damping="{g.joint_damping}" armature="{g.armature}" limited="true"/>
+    <geom contype="0" conaffinity="1" condim="3" friction="{g.foot_friction} 0.005 0.0001"/>
+  </default>
+  <asset>
+    <texture name="grid" type="2d" builtin="checker" rgb1="0.25 0.3 0.35" rgb2="0.35 0.4 0.45"
+             width="256" height="256"/>
+    <material name="grid" texture="grid" texrepeat="8 8" reflectance="0.1"/>
+    <material name="trunk" rgba="0.75 0.75 0.8 1"/>
+    <material name="motor" rgba="0.2 0.2 0.25 1"/>
+    <material name="limb" rgba="0.55 0.55 0.6 1"/>
+    <material name="foot" rgba="0.1 0.1 0.1 1"/>
+  </asset>
+  <worldbody>
+    <light name="sun" pos="0 0 4" dir="0 0 -1" directional="true"/>
+    <geom name="floor" type="plane" size="0 0 0.05" contype="1" conaffinity="0" material="grid"/>
+    <body name="trunk" pos="0 0 {g.init_height}">
+      <freejoint name="root"/>
+      <camera name="track" mode="trackcom" pos="0.0 -1.4 0.45" xyaxes="1 0 0 0 0.3 1"/>
+      <geom name="trunk" type="box" size="{hx:.4f} {hy:.4f} {hz:.4f}" mass="{g.trunk_mass}" material="trunk"/>
+      <site name="imu" pos="0 0 0" size="0.01"/>{''.join(legs)}
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# pure vectorized functions (numpy, batch-first)
+# ---------------------------------------------------------------------------------------------
+def quat_to_rotmat(quat: np.ndarray) -> np.ndarray:
+    """Body-to-world rotation matrices ``(N, 3, 3)`` from unit quaternions ``(N, 4)`` (w, x, y, z)."""
+    q = np.asarray(quat, dtype=np.float64)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    n = w * w + x * x + y * y + z * z
+    s = np.where(n > 0, 2.0 / np.where(n > 0, n, 1.0), 0.0)
+    r = np.empty(q.shape[:-1] + (3, 3))
+    r[..., 0, 0] = 1 - s * (y * y + z * z)
+    r[..., 0, 1] = s * (x * y - z * w)
+    r[..., 0, 2] = s * (x * z + y * w)
+    r[..., 1, 0] = s * (x * y + z * w)
+    r[..., 1, 1] = 1 - s * (x * x + z * z)
+    r[..., 1, 2] = s * (y * z - x * w)
+    r[..., 2, 0] = s * (x * z - y * w)
+    r[..., 2, 1] = s * (y * z + x * w)
+    r[..., 2, 2] = 1 - s * (x * x + y * y)
+    return r
+
+
+def quat_rotate_inverse(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """World vectors ``v`` ``(N, 3)`` expressed in the body frame of ``quat`` ``(N, 4)``."""
+    return np.einsum("nji,nj->ni", quat_to_rotmat(quat), np.asarray(v, dtype=np.float64))
+
+
+def trunk_floor_clearance(base_pos: np.ndarray, base_quat: np.ndarray, half_size) -> np.ndarray:
+    """Height [m] of the trunk box's lowest corner above the floor plane z = 0, ``(N,)``.
+
+    For a box with half sizes ``h`` centred at ``p`` with rotation ``R``, the lowest corner is at
+    ``p_z - sum_i |R[2, i]| h_i``.
+    """
+    r = quat_to_rotmat(base_quat)
+    return np.asarray(base_pos)[:, 2] - np.abs(r[:, 2, :]) @ np.asarray(half_size, dtype=np.float64)
+
+
+def sample_velocity_command(rng: np.random.Generator, n: int, ranges) -> np.ndarray:
+    """``(n, 3)`` commands (vx [m/s], vy [m/s], yaw rate [rad/s]) uniform in ``ranges`` (3 (low, high) pairs)."""
+    r = np.asarray(ranges, dtype=np.float64).reshape(3, 2)
+    return rng.uniform(r[:, 0], r[:, 1], size=(n, 3))
+
+
+def quadruped_observation(
+    base_quat, base_lin_vel_world, base_ang_vel_body, joint_pos, joint_vel, default_pos, last_action, command
+) -> np.ndarray:
+    """The 48-float observation (layout in the module docstring), ``(N, 48)`` float32.
+
+    ``base_lin_vel_world`` (N, 3) [m/s] is rotated into the body frame; ``base_ang_vel_body`` (N, 3)
+    [rad/s] is already in the body frame (MuJoCo's free-joint angular velocity is).
+    """
+    n = np.asarray(base_quat).shape[0]
+    rot = quat_to_rotmat(base_quat)
+    lin_b = np.einsum("nji,nj->ni", rot, np.asarray(base_lin_vel_world, dtype=np.float64))
+    grav_b = -rot[:, 2, :]  # R^T @ (0, 0, -1)
+    out = np.empty((n, 48), dtype=np.float32)
+    out[:, 0:3] = lin_b
+    out[:, 3:6] = base_ang_vel_body
+    out[:, 6:9] = grav_b
+    out[:, 9:21] = np.asarray(joint_pos) - np.asarray(default_pos)
+    out[:, 21:33] = joint_vel
+    out[:, 33:45] = last_action
+    out[:, 45:48] = command
+    return out
+
+
+@dataclass
+class QuadrupedRewardCfg:
+    """Reward weights (per second of simulated time; the step reward is ``sum(w * term) * dt_policy``)."""
+
+    tracking_lin_vel: float = 1.0
+    """Weight of ``exp(-|v_xy* - v_xy|² / sigma²)`` (body frame)."""
+    tracking_ang_vel: float = 0.5
+    """Weight of ``exp(-(w_z* - w_z)² / sigma²)``."""
+    tracking_sigma: float = 0.5
+    """Kernel width sigma [m/s or rad/s] (the exponent divides by sigma²)."""
+    lin_vel_z: float = -2.0
+    """Weight of ``v_z²`` [(m/s)²] (body frame)."""
+    ang_vel_xy: float = -0.05
+    """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
+    action_rate: float = -0.01
+    """Weight of ``|a_t - a_{t-1}|²``."""
+    power: float = -2e-4
+    """Weight of the mechanical power ``sum_j |tau_j * qd_j|`` [W] (actuator telemetry)."""
+    termination: float = -2.0
+    """Added once (not scaled by dt) when an episode terminates."""
+
+
+def quadruped_reward(
+    cfg: QuadrupedRewardCfg,
+    dt: float,
+    command,
+    base_lin_vel_body,
+    base_ang_vel_body,
+    action,
+    last_action,
+    power,
+    terminated,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Reward ``(N,)`` and its weighted terms ``{name: (N,)}``.
+
+    ``power`` (N,) [W] is the mechanical power of the actuators averaged over the policy step
+    (``mean over substeps of sum_j |applied_effort * joint_vel|``).
+    """
+    cmd = np.asarray(command, dtype=np.float64)
+    v = np.asarray(base_lin_vel_body, dtype=np.float64)
+    w = np.asarray(base_ang_vel_body, dtype=np.float64)
+    s2 = cfg.tracking_sigma**2
+    terms = {
+        "tracking_lin_vel": cfg.tracking_lin_vel * np.exp(-np.sum((cmd[:, :2] - v[:, :2]) ** 2, axis=1) / s2) * dt,
+        "tracking_ang_vel": cfg.tracking_ang_vel * np.exp(-((cmd[:, 2] - w[:, 2]) ** 2) / s2) * dt,
+        "lin_vel_z": cfg.lin_vel_z * v[:, 2] ** 2 * dt,
+        "ang_vel_xy": cfg.ang_vel_xy * np.sum(w[:, :2] ** 2, axis=1) * dt,
+        "action_rate": cfg.action_rate * np.sum((np.asarray(action) - np.asarray(last_action)) ** 2, axis=1) * dt,
+        "power": cfg.power * np.asarray(power, dtype=np.float64) * dt,
+        "termination": cfg.termination * np.asarray(terminated, dtype=np.float64),
+    }
+    return sum(terms.values()), terms
+
+
+def quadruped_termination(
+    base_pos, base_quat, trunk_half_size, min_base_height: float, max_tilt: float, trunk_contact_margin: float
+) -> np.ndarray:
+    """``(N,)`` bool: trunk on the floor, base below ``min_base_height`` [m], or tilt above ``max_tilt`` [rad].
+
+    Tilt is the angle between the body z axis and the world z axis.
+    """
+    pos = np.asarray(base_pos, dtype=np.float64)
+    rot = quat_to_rotmat(base_quat)
+    tilt = np.arccos(np.clip(rot[:, 2, 2], -1.0, 1.0))
+    clearance = pos[:, 2] - np.abs(rot[:, 2, :]) @ np.asarray(trunk_half_size, dtype=np.float64)
+    return (clearance < trunk_contact_margin) | (pos[:, 2] < min_base_height) | (tilt > max_tilt)
+
+
+# ---------------------------------------------------------------------------------------------
+# actuators
+# ---------------------------------------------------------------------------------------------
+GO1_EFFORT_LIMIT = 23.7
+"""[N·m]: peak joint torque of the Go1-class module (driver current limit)."""
+GO1_VELOCITY_LIMIT = 30.0
+"""[rad/s]: no-load joint speed."""
+GO1_SATURATION_EFFORT = 2.0 * GO1_EFFORT_LIMIT
+"""[N·m]: stall torque of the linear torque-speed line (the current limit governs up to 15 rad/s)."""
+GO1_STIFFNESS = 25.0
+"""[N·m/rad]."""
+GO1_DAMPING = 0.5
+"""[N·m·s/rad]."""
+
+
+def go1_dc_motor_cfg(min_delay: int = 0, max_delay: int = 2, **overrides: Any) -> DCMotorCfg:
+    """The default leg actuators: DC motor with a torque-speed curve and a 0..2 substep delay
+    (numbers and rationale in the module docstring); ``overrides`` replace any field."""
+    kw = dict(
+        joint_names_expr=[".*"],
+        stiffness=GO1_STIFFNESS,
+        damping=GO1_DAMPING,
+        saturation_effort=GO1_SATURATION_EFFORT,
+        actuator_effort_limit=GO1_EFFORT_LIMIT,
+        actuator_velocity_limit=GO1_VELOCITY_LIMIT,
+        min_delay=min_delay,
+        max_delay=max_delay,
+    )
+    kw.update(overrides)
+    return DCMotorCfg(**kw)  # every named model takes min_delay/max_delay (a Delay part)
+
+
+def ideal_pd_cfg(**overrides: Any) -> IdealPDActuatorCfg:
+    """Preset: ideal PD (same gains, effort clipped at 23.7 N·m, no torque-speed curve, no delay)."""
+    kw = dict(joint_names_expr=[".*"], stiffness=GO1_STIFFNESS, damping=GO1_DAMPING, actuator_effort_limit=GO1_EFFORT_LIMIT)
+    kw.update(overrides)
+    return IdealPDActuatorCfg(**kw)
+
+
+def actuator_net_cfg(network_file: str, **overrides: Any):
+    """Preset: a learned actuator network (``ActuatorNetMLPCfg``) loaded from ``network_file``, with
+    the Go1-class limits (23.7 N·m, 30 rad/s). Needs ``ActuatorNetMLPCfg`` in
+    ``actuator_gym.actuators.models``; raises ``ValueError`` where the runtime lacks it."""
+    from ..actuators import models
+
+    cls = getattr(models, "ActuatorNetMLPCfg", None)
+    if cls is None:
+        raise ValueError(
+            "actuator_net_cfg: this actuator_gym has no ActuatorNetMLPCfg (actuator_gym.actuators.models); "
+            "use go1_dc_motor_cfg() or ideal_pd_cfg()"
+        )
+    kw = dict(
+        joint_names_expr=[".*"],
+        network_file=network_file,
+        saturation_effort=GO1_SATURATION_EFFORT,
+        actuator_effort_limit=GO1_EFFORT_LIMIT,
+        actuator_velocity_limit=GO1_VELOCITY_LIMIT,
+    )
+    kw.update(overrides)
+    return cls(**kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# the task
+# ---------------------------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class QuadrupedCfg(TaskCfg):
+    """Quadruped velocity tracking. Fields of :class:`~actuator_gym.envs.task.TaskCfg` plus the ones below."""
+
+    physics_dt: float = 0.005
+    decimation: int = 4
+    episode_length_s: float = 20.0
+    actuators: dict[str, Any] = field(default_factory=lambda: {"legs": go1_dc_motor_cfg()})
+    action_mode: str = "position"
+    action_joints: list[str] = field(default_factory=lambda: list(JOINT_NAMES))
+    action_scale: float = 0.25
+    """[rad per action unit]."""
+    action_offset: Any = field(default_factory=lambda: list(DEFAULT_JOINT_POS))
+    """[rad]: the default standing pose."""
+    action_bounds: tuple[float, float] | None = (-4.0, 4.0)
+    """Action space (targets within ±1 rad of the default pose)."""
+    geometry: QuadrupedGeometry = field(default_factory=QuadrupedGeometry)
+    """Dimensions and masses of the generated model."""
+    command_ranges: tuple = ((-1.0, 1.0), (-0.5, 0.5), (-1.0, 1.0))
+    """(low, high) of vx [m/s], vy [m/s], yaw rate [rad/s], sampled uniformly per episode."""
+    reward_cfg: QuadrupedRewardCfg = field(default_factory=QuadrupedRewardCfg)
+    """Reward weights."""
+    min_base_height: float = 0.15
+    """[m]: terminate below."""
+    max_tilt: float = 1.0
+    """[rad]: terminate when the trunk's z axis tilts more than this from vertical."""
+    trunk_contact_margin: float = 0.005
+    """[m]: terminate when the trunk's lowest corner is this close to the floor."""
+    joint_pos_noise: float = 0.05
+    """[rad]: uniform noise on the default pose at reset."""
+    random_yaw: bool = True
+    """Draw the heading uniformly at reset."""
+
+    def model_xml(self) -> str:
+        return quadruped_mjcf(self.geometry, self.physics_dt) if not self.mjcf else super().model_xml()
+
+
+class QuadrupedTask(BatchedTask):
+    """Batched quadruped velocity tracking (see the module docstring)."""
+
+    cfg_cls = QuadrupedCfg
+
+    def setup(self) -> None:
+        n = self.num_envs
+        self.commands = np.zeros((n, 3))
+        """Velocity command per env: vx [m/s], vy [m/s], yaw rate [rad/s]."""
+        self.last_actions = np.zeros((n, self.num_actions))
+        self._terminated = np.zeros(n, dtype=bool)
+        self.reward_terms: dict[str, np.ndarray] = {}
+        self.default_joint_pos = np.asarray(self.cfg.action_offset, dtype=np.float64)
+        self._jq = self.backend.joints.qpos_adr
+        missing = set(JOINT_NAMES) - set(self.joint_names)
+        if missing and not self.cfg.mjcf:
+            raise ValueError(f"QuadrupedTask: the model lacks joints {sorted(missing)}")
+        self._half = np.asarray(self.cfg.geometry.trunk_size) / 2
+
+    def sample_reset(self, env_ids, rng):
+        k = len(env_ids)
+        cfg = self.cfg
+        qpos = np.tile(self.model.qpos0, (k, 1))
+        qpos[:, 2] = cfg.geometry.init_height
+        yaw = rng.uniform(-math.pi, math.pi, size=k) if cfg.random_yaw else np.zeros(k)
+        qpos[:, 3] = np.cos(yaw / 2)
+        qpos[:, 6] = np.sin(yaw / 2)
+        qpos[:, self._jq] = self.default_joint_pos + rng.uniform(-cfg.joint_pos_noise, cfg.joint_pos_noise, (k, len(self._jq)))
+        self.commands[env_ids] = sample_velocity_command(rng, k, cfg.command_ranges)
+        self.last_actions[env_ids] = 0.0
+        self._terminated[env_ids] = False
+        return {"qpos": qpos, "qvel": np.zeros((k, self.model.nv))}
+
+    # state in the body frame
+    def _base(self):
+        be = self.backend
+        return be.qpos[:, 0:3], be.qpos[:, 3:7], be.qvel[:, 0:3], be.qvel[:, 3:6]
+
+    def observe(self) -> np.ndarray:
+        pos, quat, v_world, w_body = self._base()
+        return quadruped_observation(
+            quat, v_world, w_body, self.backend.joint_pos(), self.backend.joint_vel(),
+            self.default_joint_pos, self.actions, self.commands,
+        )
+
+    def reward(self) -> np.ndarray:
+        cfg = self.cfg
+        pos, quat, v_world, w_body = self._base()
+        self._terminated = quadruped_termination(
+            pos, quat, self._half, cfg.min_base_height, cfg.max_tilt, cfg.trunk_contact_margin
+        )
+        # mean over the substeps of sum_j |applied effort * joint velocity| [W]
+        power = self.telemetry["energy"].sum(axis=1) / self.dt
+        rew, self.reward_terms = quadruped_reward(
+            cfg.reward_cfg, self.dt, self.commands, quat_rotate_inverse(quat, v_world), w_body,
+            self.actions, self.last_actions, power, self._terminated,
+        )
+        self.last_actions = self.actions.copy()
+        return rew
+
+    def terminated(self) -> np.ndarray:
+        return self._terminated.copy()
+
+    def extra_info(self) -> dict[str, np.ndarray]:
+        return {"command": self.commands.copy(), "base_height": np.array(self.backend.qpos[:, 2])}

@@ -1,0 +1,828 @@
+"""The batched task layer: your MJCF + four functions -> a Gymnasium ``VectorEnv`` with actuators.
+
+A task is a subclass of :class:`BatchedTask` with a :class:`TaskCfg` (or a subclass of it) and
+these methods (all vectorized over envs; never loop over envs in Python):
+
+================================  =================================================================
+``setup(self)``                   optional; once, after the model, backend and actuators exist:
+                                  allocate per-env buffers (``np.zeros(self.num_envs)``).
+``sample_reset(self, env_ids,     optional; the reset distribution. Draw from ``rng`` (the task's
+rng) -> dict | None``             seeded ``np.random.Generator``) for the ``len(env_ids)`` envs,
+                                  update per-env buffers at ``env_ids`` and return any of
+                                  ``{"qpos": (n, nq), "qvel": (n, nv), "act": (n, na)}``
+                                  (missing: the model's ``qpos0`` / zeros).
+``observe(self) -> (num_envs, D)``  required; a fresh float array; ``D`` fixes the observation space.
+``reward(self) -> (num_envs,)``   required.
+``terminated(self) -> (num_envs,)``  optional (default: never); bool.
+``extra_info(self) -> dict``      optional; ``{key: (num_envs, ...) array}`` added to ``info``.
+``actuator_telemetry(self)``       optional; ``{key: (num_envs, ...) array}`` added to
+                                  ``info["actuator"]`` (e.g. rotor thrusts).
+``run_substeps(self)``             optional; the substep loop. The default runs the joint actuators;
+                                  tasks actuated otherwise (rotors) override it and call
+                                  ``self.notify_substep(k)`` after every substep.
+================================  =================================================================
+
+Inside the methods, read the state from ``self.backend`` (a
+:class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`: ``qpos``, ``qvel``,
+``joint_pos()``, ``joint_vel()``, ``field("xpos" | "xquat" | "cvel" | "sensordata" | ...)``) and the
+step's data from ``self.actions`` (``(num_envs, num_actions)``, clipped, in action units),
+``self.telemetry`` (the actuator telemetry of the last control step, below) and
+``self.episode_step`` (``(num_envs,)`` control steps since reset).
+
+Stepping. ``step(actions)`` maps actions ``(num_envs, num_actions)`` to targets of
+``cfg.action_joints`` -- ``target = action_offset + action_scale * clip(action)`` in the channel
+``cfg.action_mode`` (``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s] or ``"effort"``
+feed-forward [N·m or N]) -- holds them over the control step, and runs ``cfg.decimation``
+substeps; every substep computes the actuators of ALL envs in one ``ActuatorCollection.compute``
+call, writes the efforts to ``qfrc_applied`` and steps every world in C. Delays count substeps.
+Actions that are non-finite or of the wrong shape raise ``ValueError`` and change nothing.
+``add_substep_callback(fn)`` registers ``fn(task, substep_index)`` called after every substep
+(recorders, per-substep tests).
+
+Episodes last ``round(cfg.episode_length_s / dt)`` control steps (``truncated``). Autoreset follows
+``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step after an episode ends resets that
+env, its action is ignored, reward 0), ``SAME_STEP`` (ended envs are reset in the same step; the
+returned obs is the reset obs; ``info["final_obs"]`` (object array) and ``info["final_info"]`` hold
+the ended episodes' last obs and info) or ``DISABLED`` (call
+``reset(options={"reset_mask": mask})`` yourself).
+
+Resets. ``reset(seed=s)`` seeds the task's generator and the actuator collection, so a seed fixes
+the whole rollout. Resetting env ``i`` re-draws its actuator parameters
+(``collection.reset(env_ids)``), its model fields (``cfg.model_randomization``) and its state, and
+changes nothing of env ``j != i``, bit for bit.
+
+``info`` is in Gymnasium's vector format (``(num_envs, ...)`` arrays plus boolean ``_key`` masks):
+
+* ``info["actuator"]`` after ``step``: ``computed_effort``, ``applied_effort`` (last substep,
+  ``(num_envs, num_joints)`` [N·m or N]), ``joint_pos``, ``joint_vel`` (after the step),
+  ``power`` (mean of ``applied_effort * joint_vel`` over the substeps [W]), ``energy``
+  (``sum |applied_effort * joint_vel| * physics_dt`` over the control step [J]), ``saturated``
+  (bool: a clamp changed the effort in some substep); joints are the model's 1-DOF joints
+  (``task.joint_names``).
+* ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints)`` for envs reset in
+  this call (mask ``info["actuator"]["_parameters"]``): the actuator parameters in force.
+* ``info["randomization"][label]`` ``(num_envs, k)``: model-field values drawn at reset.
+
+Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
+(``unwrapped.model``, ``unwrapped.data``, ``unwrapped.dt``). Registration:
+``register_task("pkg/MyTask-v0", "pkg.module:MyTask")`` registers both the single-env
+``entry_point`` and the ``vector_entry_point``, so ``gymnasium.make_vec(id, num_envs=N)``
+builds the native batched class; ``make``/``make_vec`` keyword arguments override ``TaskCfg``
+fields (``actuators=...``, ``episode_length_s=...``) or go to the constructor (``render_mode``,
+``autoreset_mode``, ``seed``, ``nthread``).
+
+CPU only (numpy actuator path, ``mujoco.batch``); see ``docs/tasks.md`` for a worked example.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from ..collection import ActuatorCollection
+from ..randomization import Distribution
+
+__all__ = [
+    "TaskCfg",
+    "ModelFieldRandomization",
+    "BatchedTask",
+    "TaskEnv",
+    "register_task",
+    "make_task_env",
+    "make_task_vec",
+]
+
+_ACTION_MODES = ("position", "velocity", "effort")
+
+
+@dataclass(kw_only=True)
+class ModelFieldRandomization:
+    """Per-env randomization of one MuJoCo model field, re-drawn at every reset of an env.
+
+    ``field`` is an ``MjModel`` array (``"body_mass"``, ``"geom_friction"``, ``"dof_damping"``,
+    ``"dof_armature"``, ``"dof_frictionloss"``, ...; units are MuJoCo's SI units of that field:
+    kg, N·m·s/rad, kg·m², N·m, ...). ``index`` selects rows: an object id, a name (resolved by
+    the field's prefix: ``body_``, ``geom_``, ``jnt_``, ``dof_`` (by joint name), ``site_``,
+    ``actuator_``, ``tendon_``), or a list of them; None = all rows. ``column`` selects a column
+    of 2-D fields (``geom_friction`` column 0 = sliding friction); None = all columns.
+    ``distribution`` draws the values from the field's nominal (compiled) values, with its
+    ``operation`` (``"abs"``, ``"scale"``, ``"add"``); ``per_joint=True`` draws one value per
+    selected element, else one per env shared by them.
+    """
+
+    field: str
+    distribution: Distribution
+    index: int | str | Sequence[int | str] | None = None
+    column: int | None = None
+    label: str | None = None
+    """Key in ``info["randomization"]`` (default: ``field`` plus the index)."""
+
+
+@dataclass(kw_only=True)
+class TaskCfg:
+    """Configuration of a batched task. Subclass it to add task fields (and generate the MJCF)."""
+
+    mjcf: str = ""
+    """MJCF model: an XML string, or a path to an ``.xml`` file."""
+    physics_dt: float = 0.005
+    """[s]: physics substep (overrides the model's ``opt.timestep``)."""
+    decimation: int = 4
+    """[substeps]: physics substeps per control step (control period = ``physics_dt * decimation``)."""
+    episode_length_s: float = 10.0
+    """[s]: episode length; an episode is truncated after ``round(episode_length_s / dt)`` control steps."""
+    actuators: dict[str, Any] = field(default_factory=dict)
+    """``{group name: actuator config}`` over the model's 1-DOF joints (see ``ActuatorCollection``)."""
+    action_mode: str = "position"
+    """``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s] or ``"effort"`` [N·m or N]: what an action sets."""
+    action_joints: list[str] = field(default_factory=lambda: [".*"])
+    """Regexes (full match) of the joints the policy commands, in model order; must be actuated."""
+    action_scale: float | Sequence[float] = 1.0
+    """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar or per action joint."""
+    action_offset: float | Sequence[float] | str = 0.0
+    """[target unit]: scalar, per action joint, or ``"default"`` (the model's default joint pose)."""
+    action_bounds: tuple[float, float] | None = None
+    """(low, high) [action units] of the action space; None: from the joint range (position mode;
+    ``[-pi, pi]`` for unlimited hinges, ``[-1, 1]`` for unlimited slides) or ``[-1, 1]``."""
+    clip_actions: bool = True
+    """Clip actions to the action space before mapping them to targets."""
+    model_randomization: list[ModelFieldRandomization] = field(default_factory=list)
+    """Model fields re-drawn per env at every reset."""
+    nthread: int | None = None
+    """Threads of the physics batch (None: ``min(2, cpu_count)``)."""
+    render_width: int = 480
+    """[px]: rendered frame width."""
+    render_height: int = 480
+    """[px]: rendered frame height."""
+
+    def model_xml(self) -> str:
+        """The MJCF text (subclasses may generate it from their fields)."""
+        src = self.mjcf
+        if not src:
+            raise ValueError(f"{type(self).__name__}: mjcf is empty; give an MJCF string or a path to an .xml file")
+        if "<mujoco" in src:
+            return src
+        if not os.path.isfile(src):
+            raise ValueError(f"{type(self).__name__}: mjcf is neither MJCF text nor an existing file: {src!r}")
+        with open(src, encoding="utf-8") as f:
+            return f.read()
+
+    def model_dir(self) -> str | None:
+        """Directory for relative asset paths (the MJCF file's directory, if it is a path)."""
+        return os.path.dirname(os.path.abspath(self.mjcf)) if self.mjcf and "<mujoco" not in self.mjcf else None
+
+    def validate(self) -> None:
+        if not (isinstance(self.physics_dt, (int, float)) and self.physics_dt > 0 and math.isfinite(self.physics_dt)):
+            raise ValueError(f"{type(self).__name__}: physics_dt must be a finite number > 0 [s], got {self.physics_dt!r}")
+        if isinstance(self.decimation, bool) or not isinstance(self.decimation, (int, np.integer)) or self.decimation < 1:
+            raise ValueError(f"{type(self).__name__}: decimation must be an integer >= 1 [substeps], got {self.decimation!r}")
+        if not (self.episode_length_s > 0):
+            raise ValueError(f"{type(self).__name__}: episode_length_s must be > 0 [s], got {self.episode_length_s!r}")
+        if self.action_mode not in _ACTION_MODES:
+            raise ValueError(f"{type(self).__name__}: action_mode must be one of {_ACTION_MODES}, got {self.action_mode!r}")
+        if not isinstance(self.actuators, Mapping) or not self.actuators:
+            raise ValueError(f"{type(self).__name__}: actuators must be a non-empty {{group: actuator cfg}} mapping")
+
+
+def resolve_cfg(cfg_cls: type, cfg: Any, overrides: Mapping[str, Any]) -> Any:
+    if cfg is None:
+        cfg = cfg_cls()
+    elif not isinstance(cfg, TaskCfg):
+        raise ValueError(f"cfg must be a TaskCfg (e.g. {cfg_cls.__name__}), got {type(cfg).__name__}")
+    if overrides:
+        names = {f.name for f in dataclasses.fields(cfg) if f.init}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise ValueError(
+                f"{type(cfg).__name__}: unknown field(s) {unknown}; fields are {sorted(names)}"
+            )
+        cfg = dataclasses.replace(cfg, **overrides)
+    cfg.validate()
+    return cfg
+
+
+def _autoreset_mode(value: Any, owner: str) -> AutoresetMode:
+    """An ``AutoresetMode`` from itself, its value (``"SameStep"``) or name (``"same_step"``)."""
+    if isinstance(value, AutoresetMode):
+        return value
+    key = str(value).replace("_", "").lower()
+    for m in AutoresetMode:
+        if key in (m.value.lower(), m.name.replace("_", "").lower()):
+            return m
+    raise ValueError(
+        f"{owner}: autoreset_mode must be one of {[m.value for m in AutoresetMode]} (or their names), got {value!r}"
+    )
+
+
+def _obj_type(field_name: str):
+    import mujoco
+
+    prefixes = {
+        "body_": mujoco.mjtObj.mjOBJ_BODY,
+        "geom_": mujoco.mjtObj.mjOBJ_GEOM,
+        "jnt_": mujoco.mjtObj.mjOBJ_JOINT,
+        "dof_": mujoco.mjtObj.mjOBJ_JOINT,
+        "site_": mujoco.mjtObj.mjOBJ_SITE,
+        "actuator_": mujoco.mjtObj.mjOBJ_ACTUATOR,
+        "tendon_": mujoco.mjtObj.mjOBJ_TENDON,
+    }
+    for p, t in prefixes.items():
+        if field_name.startswith(p):
+            return t
+    return None
+
+
+class _FieldRand:
+    """One resolved ModelFieldRandomization: rows/columns and nominal values."""
+
+    def __init__(self, spec: ModelFieldRandomization, model, backend):
+        import mujoco
+
+        if not isinstance(spec.distribution, Distribution):
+            raise ValueError(f"model_randomization[{spec.field!r}]: distribution must be a Distribution")
+        base = getattr(model, spec.field, None)
+        if not isinstance(base, np.ndarray):
+            raise ValueError(f"model_randomization: unknown MjModel field {spec.field!r}")
+        rows = np.arange(base.shape[0]) if spec.index is None else np.atleast_1d(np.asarray(spec.index, dtype=object))
+        resolved = []
+        for r in rows:
+            if isinstance(r, str):
+                t = _obj_type(spec.field)
+                i = -1 if t is None else mujoco.mj_name2id(model, t, r)
+                if i < 0:
+                    raise ValueError(f"model_randomization[{spec.field!r}]: no object named {r!r} for this field")
+                if spec.field.startswith("dof_"):
+                    i = int(model.jnt_dofadr[i])
+                resolved.append(int(i))
+            else:
+                i = int(r)
+                if not 0 <= i < base.shape[0]:
+                    raise ValueError(
+                        f"model_randomization[{spec.field!r}]: index {i} out of range [0, {base.shape[0] - 1}]"
+                    )
+                resolved.append(i)
+        self.rows = np.asarray(resolved, dtype=np.int64)
+        if spec.column is not None and (base.ndim != 2 or not 0 <= spec.column < base.shape[1]):
+            raise ValueError(f"model_randomization[{spec.field!r}]: column {spec.column} invalid for shape {base.shape}")
+        self.spec = spec
+        self.col = spec.column
+        sel = base[self.rows] if self.col is None else base[self.rows, self.col]
+        self.elem_shape = sel.shape
+        self.nominal = torch.as_tensor(np.array(sel, dtype=np.float64).reshape(1, -1))
+        self.label = spec.label or (spec.field if spec.index is None else f"{spec.field}[{spec.index}]")
+        self.values = backend.model_field(spec.field)
+        self.needs_const = spec.field in getattr(mujoco.MjModel, "_setconst_inputs", ())
+
+    def apply(self, ids: np.ndarray, gen: torch.Generator) -> None:
+        n = len(ids)
+        draw = self.spec.distribution.sample(self.nominal.expand(n, -1), gen).numpy()
+        draw = draw.reshape(n, *self.elem_shape)
+        if self.col is None:
+            self.values[ids[:, None], self.rows[None, :]] = draw
+        else:
+            self.values[ids[:, None], self.rows[None, :], self.col] = draw
+
+    def current(self) -> np.ndarray:
+        sel = self.values[:, self.rows] if self.col is None else self.values[:, self.rows, self.col]
+        return np.array(sel, dtype=np.float64).reshape(self.values.shape[0], -1)
+
+
+class BatchedTask(VectorEnv):
+    """Base of batched actuator-gym tasks (a ``gymnasium.vector.VectorEnv``); see the module doc.
+
+    Args:
+        num_envs: number of parallel envs.
+        cfg: the task config (default: ``cfg_cls()``).
+        render_mode: None or ``"rgb_array"``.
+        autoreset_mode: ``AutoresetMode`` (or its string value); NEXT_STEP by default.
+        seed: seed of the construction-time reset (``reset(seed=...)`` re-seeds everything).
+        **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
+    """
+
+    cfg_cls: type = TaskCfg
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        cfg: TaskCfg | None = None,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        seed: int | None = None,
+        **overrides: Any,
+    ):
+        import mujoco
+
+        from ..backends.mujoco_batch import MujocoBatchBackend
+
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"{type(self).__name__}: num_envs must be an integer >= 1, got {num_envs!r}")
+        mode = _autoreset_mode(autoreset_mode, type(self).__name__)
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
+        self.num_envs = int(num_envs)
+        self.render_mode = render_mode
+        self.autoreset_mode = mode
+
+        xml = cfg.model_xml()
+        try:
+            self.model = mujoco.MjModel.from_xml_string(xml)
+        except Exception as exc:
+            raise ValueError(f"{type(self).__name__}: the MJCF does not compile: {exc}") from exc
+        self.model.opt.timestep = float(cfg.physics_dt)
+        self.physics_dt = float(cfg.physics_dt)
+        self.decimation = int(cfg.decimation)
+        self.dt = self.physics_dt * self.decimation
+        self.max_episode_steps = max(1, int(round(cfg.episode_length_s / self.dt)))
+        self.backend = MujocoBatchBackend(self.model, self.num_envs, nthread=cfg.nthread)
+        self.joint_names = self.backend.joint_names
+        if not self.joint_names:
+            raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
+        self.collection = ActuatorCollection(
+            cfg.actuators, joint_names=self.joint_names, num_envs=self.num_envs, device="cpu", seed=seed
+        )
+        if self.collection.implicit_groups:
+            raise ValueError(
+                f"{type(self).__name__}: groups {self.collection.implicit_groups} are implicit (solver-side); "
+                "the batched task applies explicit efforts only"
+            )
+        self._setup_actions()
+        self._field_rands = [_FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
+
+        n, j = self.num_envs, len(self.joint_names)
+        self._cmd = {
+            "position": self.collection.target_command.position.numpy(),
+            "velocity": self.collection.target_command.velocity.numpy(),
+            "effort": self.collection.target_command.effort.numpy(),
+        }[cfg.action_mode]
+        self.actions = np.zeros((n, self.num_actions))
+        self.episode_step = np.zeros(n, dtype=np.int64)
+        self.telemetry = {
+            "computed_effort": np.zeros((n, j), np.float32),
+            "applied_effort": np.zeros((n, j), np.float32),
+            "power": np.zeros((n, j)),
+            "energy": np.zeros((n, j)),
+            "saturated": np.zeros((n, j), bool),
+        }
+        self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
+        self._autoreset = np.zeros(n, dtype=bool)
+        self.rng = np.random.default_rng(seed)
+        self._gen = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+        self.metadata = dict(type(self).metadata)
+        self.metadata["autoreset_mode"] = mode
+        self.metadata["render_fps"] = int(round(1.0 / self.dt))
+        self.render_env_ids: Sequence[int] = tuple(range(min(n, 8)))
+        """Envs drawn by ``render()`` (one frame each)."""
+
+        self.setup()
+        self._reset_envs(np.arange(n))
+        obs = self._observe_checked()
+        self.single_observation_space = self.observation_space_single(obs.shape[1])
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
+        self.single_action_space = gym.spaces.Box(self._act_low, self._act_high, dtype=np.float32)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
+        self._np_random, self._np_random_seed = self.rng, (-1 if seed is None else int(seed))
+
+    # -- hooks (override) ---------------------------------------------------------------------
+    def setup(self) -> None:
+        """Allocate per-env task buffers (called once, before the first reset)."""
+
+    def sample_reset(self, env_ids: np.ndarray, rng: np.random.Generator) -> Mapping[str, Any] | None:
+        """Reset distribution for ``env_ids``; returns ``{"qpos", "qvel", "act"}`` arrays or None."""
+        return None
+
+    def observe(self) -> np.ndarray:
+        """Observations ``(num_envs, D)`` (a fresh array)."""
+        raise NotImplementedError(f"{type(self).__name__} must define observe()")
+
+    def reward(self) -> np.ndarray:
+        """Rewards ``(num_envs,)`` for the control step just taken."""
+        raise NotImplementedError(f"{type(self).__name__} must define reward()")
+
+    def terminated(self) -> np.ndarray:
+        """Terminal flags ``(num_envs,)`` (default: never)."""
+        return np.zeros(self.num_envs, dtype=bool)
+
+    def extra_info(self) -> dict[str, np.ndarray]:
+        """Extra ``{key: (num_envs, ...)}`` entries of ``info`` after every step and reset."""
+        return {}
+
+    def observation_space_single(self, dim: int) -> gym.spaces.Box:
+        """The single-env observation space (default: unbounded float32 Box of size ``dim``)."""
+        return gym.spaces.Box(-np.inf, np.inf, shape=(dim,), dtype=np.float32)
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def num_actions(self) -> int:
+        return len(self.action_joint_ids)
+
+    def add_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
+        """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step."""
+        if not callable(fn):
+            raise ValueError("add_substep_callback: fn must be callable")
+        self._substep_callbacks.append(fn)
+
+    def notify_substep(self, k: int) -> None:
+        """Call the registered substep callbacks (``run_substeps`` does this after substep ``k``)."""
+        for fn in self._substep_callbacks:
+            fn(self, k)
+
+    def actuator_telemetry(self) -> dict[str, np.ndarray]:
+        """Extra ``(num_envs, ...)`` arrays added to ``info["actuator"]`` after every step (e.g. rotor
+        thrusts); default none."""
+        return {}
+
+    def remove_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
+        self._substep_callbacks.remove(fn)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Reset all envs, or those of ``options["reset_mask"]`` ((num_envs,) bool). ``seed`` (an
+        int) re-seeds the task's generator and the actuator collection."""
+        if seed is not None:
+            if isinstance(seed, (list, tuple, np.ndarray)):
+                raise ValueError(
+                    f"{type(self).__name__}.reset: seed must be one int for the whole batch, got a sequence"
+                )
+            seed = int(seed)
+            self.rng = np.random.default_rng(seed)
+            self._gen.manual_seed(int(self.rng.integers(2**62)))
+            self.collection.seed(seed)
+            self._np_random, self._np_random_seed = self.rng, seed
+        mask = None if options is None else options.get("reset_mask")
+        if mask is None:
+            ids = np.arange(self.num_envs)
+        else:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                raise ValueError(
+                    f"{type(self).__name__}.reset: options['reset_mask'] must be a bool array of shape "
+                    f"({self.num_envs},), got {mask.dtype} {mask.shape}"
+                )
+            ids = np.flatnonzero(mask)
+        self._reset_envs(ids)
+        reset_mask = np.zeros(self.num_envs, bool)
+        reset_mask[ids] = True
+        obs = self._observe_checked()
+        info = self._info(stepped=np.zeros(self.num_envs, bool), reset=reset_mask)
+        return obs, info
+
+    def step(self, actions: Any):
+        a = self._check_actions(actions)
+        n = self.num_envs
+        reset_now = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
+        if self.cfg.clip_actions:
+            a = np.clip(a, self._act_low, self._act_high)
+        self.actions = a
+        self._cmd[:, self.action_joint_ids] = self._offset + self._scale * a
+        self.run_substeps()
+        self.episode_step += 1
+
+        rew = np.asarray(self.reward(), dtype=np.float64).reshape(-1)
+        term = np.asarray(self.terminated(), dtype=bool).reshape(-1)
+        if rew.shape != (n,) or term.shape != (n,):
+            raise ValueError(f"{type(self).__name__}: reward() and terminated() must return ({n},) arrays")
+        trunc = self.episode_step >= self.max_episode_steps
+        stepped = ~reset_now
+        info = self._info(stepped=stepped, reset=reset_now)
+
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            if reset_now.any():
+                ids = np.flatnonzero(reset_now)
+                self._reset_envs(ids)
+                rew[ids], term[ids], trunc[ids] = 0.0, False, False
+                info = self._info(stepped=stepped, reset=reset_now)
+            obs = self._observe_checked()
+            self._autoreset = term | trunc
+        elif self.autoreset_mode == AutoresetMode.SAME_STEP:
+            obs = self._observe_checked()
+            done = term | trunc
+            if done.any():
+                ids = np.flatnonzero(done)
+                final_obs = np.full(n, None, dtype=object)
+                for i in ids:  # object array of per-env observations (Gymnasium's format)
+                    final_obs[i] = obs[i].copy()
+                final_info = _masked(info, done)
+                self._reset_envs(ids)
+                obs = self._observe_checked()
+                info = self._info(stepped=stepped, reset=done)
+                info["final_obs"], info["_final_obs"] = final_obs, done.copy()
+                info["final_info"], info["_final_info"] = final_info, done.copy()
+        else:
+            obs = self._observe_checked()
+        return obs, rew, term, trunc, info
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        c = self.cfg
+        return tuple(self.backend.render(i, c.render_width, c.render_height) for i in self.render_env_ids)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.backend.close()
+
+    def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
+        """``{group: {parameter: (num_envs, group joints)}}`` in force."""
+        return {g: {k: v.numpy().copy() for k, v in p.items()} for g, p in self.collection.parameters().items()}
+
+    # -- internals ----------------------------------------------------------------------------
+    def _setup_actions(self) -> None:
+        from ..actuators.params import match_names
+
+        cfg = self.cfg
+        ids = match_names(cfg.action_joints, list(self.joint_names), "action_joints")
+        if not ids:
+            raise ValueError(f"action_joints {cfg.action_joints} match none of the joints {list(self.joint_names)}")
+        passive = [self.joint_names[i] for i in ids if self.joint_names[i] in self.collection.passive_joints]
+        if passive:
+            raise ValueError(f"action_joints: joints {passive} are in no actuator group; add a group or drop them")
+        self.action_joint_ids = np.asarray(ids, dtype=np.int64)
+        k = len(ids)
+
+        def per_joint(v, what):
+            arr = np.asarray(v, dtype=np.float64)
+            if arr.ndim == 0:
+                arr = np.full(k, float(arr))
+            if arr.shape != (k,) or not np.isfinite(arr).all():
+                raise ValueError(f"{what} must be a finite scalar or have one value per action joint ({k}), got {v!r}")
+            return arr
+
+        self._scale = per_joint(cfg.action_scale, "action_scale")
+        if np.any(self._scale == 0):
+            raise ValueError("action_scale must be non-zero")
+        if isinstance(cfg.action_offset, str):
+            if cfg.action_offset != "default":
+                raise ValueError(f"action_offset: the only string allowed is 'default', got {cfg.action_offset!r}")
+            self._offset = self.backend.joints.default_pos[self.action_joint_ids].astype(np.float64)
+        else:
+            self._offset = per_joint(cfg.action_offset, "action_offset")
+        if cfg.action_bounds is not None:
+            lo, hi = (float(x) for x in cfg.action_bounds)
+            if not lo < hi:
+                raise ValueError(f"action_bounds must be (low, high) with low < high, got {cfg.action_bounds!r}")
+            low, high = np.full(k, lo), np.full(k, hi)
+        elif cfg.action_mode == "position":
+            rng = self.backend.joints.range[self.action_joint_ids].copy()
+            kinds = [self.backend.joints.kind[i] for i in self.action_joint_ids]
+            for r, kind in zip(rng, kinds):
+                if not np.isfinite(r).all():
+                    r[:] = (-math.pi, math.pi) if kind == "hinge" else (-1.0, 1.0)
+            a = (rng - self._offset[:, None]) / self._scale[:, None]
+            low, high = a.min(axis=1), a.max(axis=1)
+        else:
+            low, high = -np.ones(k), np.ones(k)
+        self._act_low = low.astype(np.float32)
+        self._act_high = high.astype(np.float32)
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        shape = (self.num_envs, self.num_actions)
+        if isinstance(actions, torch.Tensor):
+            actions = actions.detach().cpu().numpy()
+        try:
+            a = np.array(actions, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{type(self).__name__}.step: actions must be a numeric array of shape {shape}: {exc}") from None
+        if a.shape != shape:
+            raise ValueError(
+                f"{type(self).__name__}.step: actions must have shape {shape} (num_envs, num_actions), got {a.shape}"
+            )
+        bad = ~np.isfinite(a)
+        if bad.any():
+            e, j = np.argwhere(bad)[0]
+            raise ValueError(
+                f"{type(self).__name__}.step: actions[{e}, {j}] (joint "
+                f"'{self.joint_names[self.action_joint_ids[j]]}') is {a[e, j]} (non-finite); nothing was stepped"
+            )
+        return a
+
+    def run_substeps(self) -> None:
+        """One control step's physics: ``decimation`` substeps of actuators + physics.
+
+        The default drives the joint actuators of ``self.collection`` (targets already written
+        into ``collection.target_command``) and fills ``self.telemetry``. Tasks whose actuators are
+        not joints (rotors) override it; an override must call :meth:`notify_substep` after every
+        substep so substep callbacks keep working.
+        """
+        be, coll, tel = self.backend, self.collection, self.telemetry
+        dt = self.physics_dt
+        power, energy, sat = tel["power"], tel["energy"], tel["saturated"]
+        power[:] = 0.0
+        energy[:] = 0.0
+        sat[:] = False
+        applied = coll.applied_effort.numpy()
+        computed = coll.computed_effort.numpy()
+        for k in range(self.decimation):
+            q, qd = be.joint_pos(), be.joint_vel()
+            coll.compute(joint_pos=q, joint_vel=qd, dt=dt)
+            be.set_joint_effort(applied)
+            be.step(derived=k == self.decimation - 1)
+            p = applied * qd
+            power += p
+            energy += np.abs(p) * dt
+            sat |= applied != computed
+            self.notify_substep(k)
+        power /= self.decimation
+        tel["computed_effort"][:] = computed
+        tel["applied_effort"][:] = applied
+
+    def _reset_envs(self, ids: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size == 0:
+            return
+        for fr in self._field_rands:
+            fr.apply(ids, self._gen)
+        if any(fr.needs_const for fr in self._field_rands):
+            self.backend.set_const(ids)
+        self.collection.reset(torch.from_numpy(ids))
+        state = self.sample_reset(ids, self.rng) or {}
+        unknown = set(state) - {"qpos", "qvel", "act"}
+        if unknown:
+            raise ValueError(f"{type(self).__name__}.sample_reset returned unknown keys {sorted(unknown)}")
+        qpos = state.get("qpos")
+        if qpos is None:
+            qpos = np.broadcast_to(self.model.qpos0, (len(ids), self.model.nq))
+        self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
+        tc = self.collection.target_command
+        for buf in (tc.position, tc.velocity, tc.effort):
+            buf.numpy()[ids] = 0.0
+        self._cmd[np.ix_(ids, self.action_joint_ids)] = self._offset
+        self.actions[ids] = 0.0
+        self.episode_step[ids] = 0
+        for v in self.telemetry.values():
+            v[ids] = 0
+        self._autoreset[ids] = False
+
+    def _observe_checked(self) -> np.ndarray:
+        obs = np.array(self.observe(), dtype=np.float32)  # fresh copy
+        if obs.ndim != 2 or obs.shape[0] != self.num_envs:
+            raise ValueError(f"{type(self).__name__}.observe() must return (num_envs, D), got {obs.shape}")
+        return obs
+
+    def _info(self, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
+        n = self.num_envs
+        tel = self.telemetry
+        act: dict[str, Any] = {}
+        everyone = np.ones(n, bool)
+        for key in ("computed_effort", "applied_effort", "power", "energy", "saturated"):
+            act[key], act["_" + key] = tel[key].copy(), stepped.copy()
+        act["joint_pos"], act["_joint_pos"] = self.backend.joint_pos(), everyone.copy()
+        act["joint_vel"], act["_joint_vel"] = self.backend.joint_vel(), everyone.copy()
+        for key, value in self.actuator_telemetry().items():
+            act[key], act["_" + key] = np.array(value), everyone.copy()
+        if reset.any():
+            params: dict[str, Any] = {}
+            for g, p in self.actuator_parameters().items():
+                gd = {}
+                for k, v in p.items():
+                    gd[k], gd["_" + k] = v, reset.copy()
+                params[g], params["_" + g] = gd, reset.copy()
+            act["parameters"], act["_parameters"] = params, reset.copy()
+        info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
+        if self._field_rands and reset.any():
+            rd = {}
+            for fr in self._field_rands:
+                rd[fr.label], rd["_" + fr.label] = fr.current(), reset.copy()
+            info["randomization"], info["_randomization"] = rd, reset.copy()
+        for k, v in self.extra_info().items():
+            v = np.asarray(v)
+            if v.shape[:1] != (n,):
+                raise ValueError(f"{type(self).__name__}.extra_info()[{k!r}] must be (num_envs, ...), got {v.shape}")
+            info[k], info["_" + k] = v.copy(), everyone.copy()
+        return info
+
+
+def _masked(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
+    """A copy of a vector info dict whose masks are and-ed with ``mask``."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if k.startswith("_"):
+            out[k] = v & mask
+        elif isinstance(v, dict):
+            out[k] = _masked(v, mask)
+        else:
+            out[k] = v.copy() if isinstance(v, np.ndarray) else v
+    return out
+
+
+def _unbatch(info: dict[str, Any], i: int) -> dict[str, Any]:
+    """Env ``i``'s entries of a vector info dict (entries whose mask is False are left out)."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if k.startswith("_"):
+            continue
+        m = info.get("_" + k)
+        if m is not None and not m[i]:
+            continue
+        if isinstance(v, dict):
+            out[k] = _unbatch(v, i)
+        else:
+            x = v[i]
+            out[k] = x.item() if isinstance(x, np.generic) else (x.copy() if isinstance(x, np.ndarray) else x)
+    return out
+
+
+class TaskEnv(gym.Env):
+    """A single-env ``gymnasium.Env`` over a :class:`BatchedTask` built with ``num_envs=1``.
+
+    ``unwrapped.model`` is the task's compiled ``MjModel`` (the nominal model; per-env randomized
+    fields live in ``task.backend.model_field(...)``); ``unwrapped.data`` is an ``MjData`` **copy**
+    of world 0, refreshed after every ``reset`` and ``step`` (writes to it do not reach the
+    simulation); ``unwrapped.dt`` is the control period [s]. Returns python ``float`` rewards and
+    ``bool`` flags. Episodes end through the task's own truncation; no autoreset.
+    """
+
+    def __init__(self, task: BatchedTask):
+        import mujoco
+
+        if not isinstance(task, BatchedTask) or task.num_envs != 1:
+            raise ValueError("TaskEnv: task must be a BatchedTask with num_envs=1")
+        self.task = task
+        self.model = task.model
+        self.data = mujoco.MjData(task.model)
+        self.dt = task.dt
+        self.observation_space = task.single_observation_space
+        self.action_space = task.single_action_space
+        self.render_mode = task.render_mode
+        self.metadata = {"render_modes": ["rgb_array"], "render_fps": task.metadata["render_fps"]}
+        self._sync()
+
+    def _sync(self) -> None:
+        self.task.backend.data(0, self.data)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        obs, info = self.task.reset(seed=seed, options=options)
+        self._sync()
+        return obs[0].copy(), _unbatch(info, 0)
+
+    def step(self, action: Any):
+        a = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
+        if a.shape != self.action_space.shape:
+            raise ValueError(f"TaskEnv.step: action must have shape {self.action_space.shape}, got {a.shape}")
+        obs, rew, term, trunc, info = self.task.step(a[None])
+        self._sync()
+        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), _unbatch(info, 0)
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        c = self.task.cfg
+        return self.task.backend.render(0, c.render_width, c.render_height)
+
+    def close(self) -> None:
+        self.task.close()
+
+
+# -- registration ----------------------------------------------------------------------------------
+def _load(task_cls: type | str) -> type:
+    if isinstance(task_cls, str):
+        mod, _, name = task_cls.partition(":")
+        task_cls = getattr(importlib.import_module(mod), name)
+    if not (isinstance(task_cls, type) and issubclass(task_cls, BatchedTask)):
+        raise ValueError(f"task_cls must be a BatchedTask subclass or 'module:Class', got {task_cls!r}")
+    return task_cls
+
+
+def make_task_env(task_cls: type | str, env_cls: type | str | None = None, **kwargs: Any) -> TaskEnv:
+    """Single-env entry point: ``env_cls(task_cls(num_envs=1, autoreset_mode=DISABLED, **kwargs))``
+    (``env_cls``: :class:`TaskEnv` or a subclass, or a lazy ``"module:Class"`` string)."""
+    kwargs.pop("max_episode_steps", None)
+    kwargs.setdefault("autoreset_mode", AutoresetMode.DISABLED)
+    if env_cls is None:
+        env_cls = TaskEnv
+    elif isinstance(env_cls, str):
+        mod, _, name = env_cls.partition(":")
+        env_cls = getattr(importlib.import_module(mod), name)
+    if not (isinstance(env_cls, type) and issubclass(env_cls, TaskEnv)):
+        raise ValueError(f"env_cls must be a TaskEnv subclass or 'module:Class', got {env_cls!r}")
+    return env_cls(_load(task_cls)(num_envs=1, **kwargs))
+
+
+def make_task_vec(task_cls: type | str, num_envs: int = 1, **kwargs: Any) -> BatchedTask:
+    """Vector entry point: ``task_cls(num_envs=num_envs, **kwargs)``."""
+    kwargs.pop("max_episode_steps", None)
+    return _load(task_cls)(num_envs=num_envs, **kwargs)
+
+
+def register_task(id: str, task_cls: type | str, *, env_cls: type | str | None = None, **kwargs: Any) -> None:
+    """Register ``id`` for ``gymnasium.make`` (single env: :class:`TaskEnv`, or ``env_cls``) and
+    ``gymnasium.make_vec`` (the native batched class). ``task_cls`` / ``env_cls`` are classes or
+    lazy ``"module:Class"`` strings; ``kwargs`` are default constructor / ``TaskCfg`` overrides."""
+    import functools
+
+    gym.register(
+        id=id,
+        entry_point=functools.partial(make_task_env, task_cls, env_cls),
+        vector_entry_point=functools.partial(make_task_vec, task_cls),
+        kwargs=dict(kwargs),
+        disable_env_checker=False,
+    )

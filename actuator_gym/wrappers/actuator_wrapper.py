@@ -1,0 +1,468 @@
+"""``ActuatorWrapper``: realistic actuators for any Gymnasium MuJoCo environment, in one line.
+
+    env = ActuatorWrapper(gym.make("Ant-v5"),
+                          actuators={"legs": DCMotorCfg(stiffness=60.0, damping=1.5, saturation_effort=150.0,
+                                                        actuator_velocity_limit=15.0, actuator_effort_limit=120.0)},
+                          action_mode="position")
+
+The policy's action becomes a command (joint targets by default) to the actuator groups; the
+actuator models run at every physics substep (the env's ``frame_skip``) and their efforts enter the
+simulation as generalized forces on the joints' DOFs. The env's observation, reward and
+termination logic are unchanged. See docs/wrapper.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
+from ..actuators.params import match_names
+from ..collection import ActuatorCollection
+from .protocol import substep_hook_env
+
+__all__ = ["ActuatorWrapper", "ACTION_MODES", "DEFAULT_POSITION_SCALE", "DEFAULT_VELOCITY_SCALE"]
+
+ACTION_MODES = ("position", "velocity", "effort", "position_velocity")
+DEFAULT_POSITION_SCALE = 0.5
+"""[rad or m per action unit]: default ``action_scale`` of the position channel."""
+DEFAULT_VELOCITY_SCALE = 5.0
+"""[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
+_UNLIMITED_HALF_SPAN = {"hinge": math.pi, "slide": 1.0}
+"""Half-width [rad or m] of the position action bounds around the offset for unlimited joints."""
+
+
+def _per_joint(value: Any, n: int, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"ActuatorWrapper: {what} must be a number or a sequence of {n} numbers, got {value!r}") from None
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ValueError(f"ActuatorWrapper: {what} must be a number or have shape ({n},), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"ActuatorWrapper: {what} must be finite, got {arr.tolist()}")
+    return arr
+
+
+class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Put actuator models between the policy and a MuJoCo env's joints.
+
+    Args:
+        env: a Gymnasium env whose ``unwrapped`` is a Gymnasium ``MujocoEnv``, or any env
+            implementing :class:`~actuator_gym.wrappers.protocol.SubstepHookEnv`.
+        actuators: ``{group name: actuator config}`` (``IdealPDActuatorCfg``, ``DCMotorCfg``,
+            ``DelayedPDActuatorCfg``, ``RemotizedPDActuatorCfg``, ``ImplicitActuatorCfg``, ...);
+            each group's ``joint_names_expr`` regexes are full-matched against the candidate joints.
+        action_mode: ``"position"`` (joint targets), ``"velocity"`` (joint velocity targets),
+            ``"effort"`` (feed-forward efforts) or ``"position_velocity"`` (both targets; action
+            ``[positions..., velocities...]``).
+        action_scale: a number or a per-action-element array. ``None`` = the mode's default:
+            position 0.5 rad (m) per unit; velocity 5.0 rad/s (m/s) per unit; effort the env
+            actuator's peak force ``gear * max|ctrlrange|`` [N·m or N] (1.0 where there is none).
+        action_offset: ``"default"`` (position channel: the model's default pose ``qpos0``; other
+            channels: 0), a number or a per-action-element array. ``action_scale=1.0,
+            action_offset=0.0`` gives absolute targets in joint units.
+        joints: candidate joints, as regexes full-matched against the model's joint names (each must
+            match; free and ball joints are rejected). ``None`` = the joints the env's own actuators
+            drive, in actuator order. Candidates in no group stay passive (zero effort, a warning).
+
+    The action vector covers the driven joints (candidates claimed by a group) in candidate order;
+    :attr:`joint_names` lists them, and every telemetry array follows that order.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        actuators: Mapping[str, Any],
+        action_mode: str = "position",
+        *,
+        action_scale: Any = None,
+        action_offset: Any = "default",
+        joints: Sequence[str] | None = None,
+    ):
+        gym.utils.RecordConstructorArgs.__init__(
+            self, actuators=actuators, action_mode=action_mode, action_scale=action_scale,
+            action_offset=action_offset, joints=joints,
+        )
+        gym.Wrapper.__init__(self, env)
+        if action_mode not in ACTION_MODES:
+            raise ValueError(f"ActuatorWrapper: action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+        self.action_mode = action_mode
+        self._sim = substep_hook_env(env)
+        model, data = self._sim.model, self._sim.data
+        self._model, self._data = model, data
+
+        # -- joints: candidates (action order), backend/collection in model order ------------
+        env_acts = actuated_joints(model)
+        if joints is None:
+            cand = list(dict.fromkeys(name for _, name in env_acts))
+            if not cand:
+                raise ValueError(
+                    "ActuatorWrapper: the env's MuJoCo actuators drive no hinge/slide joint; pass joints=[...]"
+                )
+        else:
+            cand = self._resolve_joints(model, joints)
+        info_c = joint_info(model, cand)  # rejects non-1-DOF joints with a clear message
+        model_order = sorted(cand, key=lambda n: int(info_c.joint_ids[cand.index(n)]))
+        # backend/collection order: group by group (model order inside a group), passive last, so
+        # each group is a contiguous column block (the collection's fast path); the state reads
+        # stay zero-copy views whenever this is also contiguous in qpos.
+        if isinstance(actuators, Mapping):
+            grouped: list[str] = []
+            for cfg in actuators.values():
+                expr = getattr(cfg, "joint_names_expr", None)
+                if expr is not None:
+                    grouped += [model_order[i] for i in match_names(expr, model_order, "ActuatorWrapper")
+                                if model_order[i] not in grouped]
+            model_order = grouped + [n for n in model_order if n not in grouped]
+        self.backend = MujocoBackend(model, data, model_order)
+        self.collection = ActuatorCollection(
+            actuators, joint_names=model_order, num_envs=1, device="cpu", seed=0, dtype=torch.float64
+        )
+        passive = set(self.collection.passive_joints)
+        self.joint_names: tuple[str, ...] = tuple(n for n in cand if n not in passive)
+        J = len(self.joint_names)
+        cols = np.asarray([model_order.index(n) for n in self.joint_names], dtype=np.intp)
+        self._cols = slice(0, J) if np.array_equal(cols, np.arange(J)) else cols
+        self._cols_idx = cols
+        ji = self.backend.joints
+        self._range = ji.range[cols]
+        self._lo, self._hi = self._range[:, 0].copy(), self._range[:, 1].copy()
+        self._kinds = [ji.kind[i] for i in cols]
+        self._default_pos = np.clip(ji.default_pos[cols], self._range[:, 0], self._range[:, 1])
+
+        self._setup_implicit(env_acts)
+        self._apply_joint_properties()
+        self._setup_action_space(action_scale, action_offset, env_acts)
+
+        # -- hot-path buffers ----------------------------------------------------------------
+        c = self.collection
+        self._tgt_pos = c.target_command.position.numpy()
+        self._tgt_vel = c.target_command.velocity.numpy()
+        self._tgt_eff = c.target_command.effort.numpy()
+        self._out_eff = c.output_command.effort.numpy()
+        self._out_pos = c.output_command.position.numpy()
+        self._out_vel = c.output_command.velocity.numpy()
+        self._computed = c.computed_effort.numpy()
+        self._applied = c.applied_effort.numpy()
+        n = len(model_order)
+        self._p = np.zeros((1, n))
+        self._abs_work = np.zeros((1, n))
+        self._last = {k: np.zeros((1, n)) for k in ("q", "qd", "computed", "applied", "power")}
+        self._ctrl = data.ctrl
+        self._dt = float(self.backend.physics_dt)
+        self._frame_skip = int(self._sim.frame_skip)
+        self._last_k = self._frame_skip - 1
+        self._substeps = 0
+        self._inner_zero = np.zeros(model.nu)
+        self._pass_action = self.action_space.shape[0] == model.nu
+        self._randomized = [g for g in self.collection if self.collection[g].randomized_parameters()]
+        self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.collection.parameters().items()}
+        self._reset_targets()
+        self._sim.set_substep_hook(self._substep)
+
+    # ---------------------------------------------------------------------------------------
+    # construction helpers
+    # ---------------------------------------------------------------------------------------
+    @staticmethod
+    def _resolve_joints(model, patterns: Sequence[str]) -> list[str]:
+        import mujoco
+
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(model.njnt)]
+        out: list[str] = []
+        for p in patterns:
+            try:
+                rx = re.compile(p)
+            except re.error as exc:
+                raise ValueError(f"ActuatorWrapper: joints: invalid regular expression {p!r}: {exc}") from None
+            hits = [n for n in names if rx.fullmatch(n)]
+            if not hits:
+                raise ValueError(f"ActuatorWrapper: joints: {p!r} matches no joint of the model; joints are {names}")
+            out += [h for h in hits if h not in out]
+        return out
+
+    def _setup_implicit(self, env_acts) -> None:
+        c, be = self.collection, self.backend
+        self._implicit = []  # (group, collection cols, actuator ids)
+        for g in c.implicit_groups:
+            ids = c.joint_ids(g)
+            try:
+                acts = be.joint_actuators(ids)
+            except ValueError as exc:
+                raise ValueError(
+                    f"ActuatorWrapper: implicit group '{g}' needs one MuJoCo actuator per joint: {exc}"
+                ) from None
+            self._implicit.append((g, np.asarray(ids, dtype=np.intp), acts))
+        if self._implicit:
+            self._imp_cols = np.concatenate([i for _, i, _ in self._implicit])
+            self._imp_acts = np.concatenate([a for _, _, a in self._implicit])
+            for _, ids, acts in self._implicit:
+                be.configure_position_servos(acts, 1.0, 0.0, np.inf, None)
+            self._imp_a = np.zeros((1, len(self._imp_cols)))
+            self._imp_b = np.zeros((1, len(self._imp_cols)))
+            self._apply_implicit_gains()
+
+    def _apply_implicit_gains(self) -> None:
+        """Write the implicit groups' gains in force (kp, kd, limit) into the MuJoCo actuators.
+
+        MuJoCo's servo is ``gain * ctrl - kp q - kd qd``; with ``gain = kp`` (``kd`` where kp = 0)
+        the wrapper sends ``ctrl = (kp q* + kd qd*) / gain``, which is ``q*`` in position mode."""
+        off = 0
+        ranges = self.backend.joints.range
+        for g, ids, acts in self._implicit:
+            m = self.collection[g]
+            kp = m.parameter("stiffness")[0].numpy().astype(np.float64)
+            kd = m.parameter("damping")[0].numpy().astype(np.float64)
+            lim = m.parameter("max_effort")[0].numpy().astype(np.float64)
+            gain = np.where(kp > 0, kp, kd)
+            safe = np.where(gain > 0, gain, 1.0)
+            self.backend.set_servo_gains(acts, gain, kd, lim)
+            self._model.actuator_biasprm[acts, 1] = -kp
+            k = len(ids)
+            self._imp_a[0, off : off + k] = np.where(gain > 0, kp / safe, 0.0)
+            self._imp_b[0, off : off + k] = np.where(gain > 0, kd / safe, 0.0)
+            # ctrl == q* (clipped to the joint range) only in position mode with kp > 0
+            cr = ranges[ids].copy()
+            if self.action_mode != "position":
+                cr[:] = np.inf
+            cr[kp <= 0] = np.inf
+            lim_ok = np.isfinite(cr).all(axis=1)
+            self._model.actuator_ctrllimited[acts] = lim_ok.astype(self._model.actuator_ctrllimited.dtype)
+            self._model.actuator_ctrlrange[acts[lim_ok]] = cr[lim_ok]
+            off += k
+
+    def _apply_joint_properties(self) -> None:
+        """Write armature / friction of each group into the MuJoCo model; reject what MuJoCo lacks."""
+        m = self._model
+        for g in self.collection:
+            cfg = self.collection[g].cfg
+            if cfg is None:
+                continue
+            ids = self.collection.joint_ids(g)
+            dofs = self.backend.joints.dof_adr[ids]
+            if getattr(cfg, "joint_velocity_limit", None) is not None:
+                raise ValueError(
+                    f"ActuatorWrapper: group '{g}': joint_velocity_limit is not supported on MuJoCo "
+                    "(no solver-side velocity limit); use actuator_velocity_limit"
+                )
+            if getattr(cfg, "joint_effort_limit", None) is not None and not self.collection[g].is_implicit:
+                raise ValueError(
+                    f"ActuatorWrapper: group '{g}': joint_effort_limit applies to implicit groups only; "
+                    "explicit groups are limited by actuator_effort_limit"
+                )
+            for field, arr in (("armature", m.dof_armature), ("friction", m.dof_frictionloss)):
+                v = getattr(cfg, field, None)
+                if v is None:
+                    continue
+                if isinstance(v, (dict, torch.Tensor)) or hasattr(v, "sample"):
+                    raise ValueError(
+                        f"ActuatorWrapper: group '{g}': {field} must be a number or a per-joint sequence "
+                        f"of {len(ids)} values on MuJoCo envs, got {type(v).__name__}"
+                    )
+                vals = _per_joint(v, len(ids), f"group '{g}' {field}")
+                if (vals < 0).any():
+                    raise ValueError(f"ActuatorWrapper: group '{g}': {field} must be >= 0, got {vals.tolist()}")
+                arr[dofs] = vals
+
+    def _setup_action_space(self, action_scale, action_offset, env_acts) -> None:
+        J, mode = len(self.joint_names), self.action_mode
+        channels = {"position": ["pos"], "velocity": ["vel"], "effort": ["eff"], "position_velocity": ["pos", "vel"]}[mode]
+        self._channels = channels
+        A = J * len(channels)
+        # defaults per channel
+        eff_scale = np.ones(J)
+        m = self._model
+        for a, name in env_acts:
+            if name in self.joint_names:
+                cr = m.actuator_ctrlrange[a]
+                peak = abs(m.actuator_gear[a, 0]) * (max(abs(cr[0]), abs(cr[1])) if m.actuator_ctrllimited[a] else 1.0)
+                if peak > 0:
+                    eff_scale[self.joint_names.index(name)] = peak
+        default_scale = {"pos": np.full(J, DEFAULT_POSITION_SCALE), "vel": np.full(J, DEFAULT_VELOCITY_SCALE), "eff": eff_scale}
+        default_offset = {"pos": self.backend.joints.default_pos[self._cols_idx].copy(), "vel": np.zeros(J), "eff": np.zeros(J)}
+        if action_scale is None:
+            scale = np.concatenate([default_scale[ch] for ch in channels])
+        else:
+            s = np.asarray(action_scale, dtype=np.float64) if not isinstance(action_scale, str) else None
+            if s is None:
+                raise ValueError(f"ActuatorWrapper: action_scale must be a number or an array, got {action_scale!r}")
+            scale = _per_joint(np.tile(s, len(channels)) if s.shape == (J,) and A != J else s, A, "action_scale")
+        if (scale == 0).any():
+            raise ValueError(f"ActuatorWrapper: action_scale must be non-zero, got {scale.tolist()}")
+        if isinstance(action_offset, str):
+            if action_offset != "default":
+                raise ValueError(f"ActuatorWrapper: action_offset must be 'default', a number or an array, got {action_offset!r}")
+            offset = np.concatenate([default_offset[ch] for ch in channels])
+        else:
+            o = np.asarray(action_offset, dtype=np.float64)
+            offset = _per_joint(np.tile(o, len(channels)) if o.shape == (J,) and A != J else o, A, "action_offset")
+        self._scale, self._offset = scale, offset
+        low, high = -np.ones(A), np.ones(A)
+        if "pos" in channels:
+            s, o = scale[:J], offset[:J]
+            lo, hi = self._range[:, 0].copy(), self._range[:, 1].copy()
+            for i, kind in enumerate(self._kinds):
+                if not np.isfinite(lo[i]):
+                    lo[i], hi[i] = o[i] - _UNLIMITED_HALF_SPAN[kind], o[i] + _UNLIMITED_HALF_SPAN[kind]
+            a1, a2 = (lo - o) / s, (hi - o) / s
+            low[:J], high[:J] = np.minimum(a1, a2), np.maximum(a1, a2)
+        self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        self._nact = A
+
+    # ---------------------------------------------------------------------------------------
+    # runtime
+    # ---------------------------------------------------------------------------------------
+    def _reset_targets(self) -> None:
+        c = self._cols
+        self._tgt_pos[0, c] = self._default_pos
+        self._tgt_vel[0, c] = 0.0
+        self._tgt_eff[0, c] = 0.0
+
+    def _check_action(self, action: Any) -> np.ndarray:
+        try:
+            a = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"ActuatorWrapper: action must be a numeric array of shape ({self._nact},), got {type(action).__name__}"
+            ) from None
+        if a.shape != (self._nact,):
+            raise ValueError(
+                f"ActuatorWrapper: action must have shape ({self._nact},) for action_mode={self.action_mode!r} "
+                f"over joints {list(self.joint_names)}, got shape {a.shape}"
+            )
+        finite = np.isfinite(a)
+        if not finite.all():
+            i = int(np.flatnonzero(~finite)[0])
+            J = len(self.joint_names)
+            raise ValueError(
+                f"ActuatorWrapper: action[{i}] ({self._channels[i // J]} command of joint "
+                f"'{self.joint_names[i % J]}') is {a[i]}; actions must be finite"
+            )
+        return a
+
+    def _write_targets(self, a: np.ndarray) -> None:
+        J, c = len(self.joint_names), self._cols
+        t = self._offset + self._scale * a
+        for k, ch in enumerate(self._channels):
+            part = t[k * J : (k + 1) * J]
+            if ch == "pos":
+                self._tgt_pos[0, c] = np.minimum(np.maximum(part, self._lo), self._hi)
+            elif ch == "vel":
+                self._tgt_vel[0, c] = part
+            else:
+                self._tgt_eff[0, c] = part
+
+    def _substep(self, k: int) -> None:
+        """The per-substep hook: actuator models -> qfrc_applied (and implicit servo ctrl)."""
+        be = self.backend
+        if k == 0:
+            self._ctrl.fill(0.0)  # the env's own actuators are replaced
+        elif self._implicit:
+            self._account_implicit()
+        q, qd = be.joint_pos(), be.joint_vel()
+        self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt)
+        be.set_joint_effort(self._out_eff)
+        p = self._p
+        np.multiply(self._applied, qd, out=p)
+        if self._implicit:
+            ic = self._imp_cols
+            self._ctrl[self._imp_acts] = (self._imp_a * self._out_pos[:, ic] + self._imp_b * self._out_vel[:, ic])[0]
+            p[:, ic] = 0.0
+            self._qd_imp = qd[0, ic]  # a copy (fancy index)
+        if k == self._last_k:
+            last = self._last
+            np.copyto(last["q"], q)
+            np.copyto(last["qd"], qd)
+            np.copyto(last["computed"], self._computed)
+            np.copyto(last["applied"], self._applied)
+            np.copyto(last["power"], p)
+        np.abs(p, out=p)
+        np.add(self._abs_work, p, out=self._abs_work)
+        self._substeps += 1
+
+    def _account_implicit(self) -> np.ndarray:
+        """Add the implicit groups' work of the substep just stepped (engine force x velocity)."""
+        force = self._data.actuator_force[self._imp_acts]
+        self._abs_work[0, self._imp_cols] += np.abs(force * self._qd_imp[0])
+        return force
+
+    def step(self, action):
+        a = self._check_action(action)
+        self._write_targets(a)
+        self._abs_work.fill(0.0)
+        self._substeps = 0
+        inner = a if self._pass_action else self._inner_zero
+        obs, reward, terminated, truncated, info = self.env.step(inner)
+        if self._substeps != self._frame_skip:
+            raise RuntimeError(
+                f"ActuatorWrapper: the substep hook ran {self._substeps} times in one step, expected "
+                f"frame_skip={self._frame_skip}; the env does not call its simulation hook (unsupported "
+                "Gymnasium version? actuator-gym needs gymnasium>=1.0,<2)"
+            )
+        info = dict(info)
+        info["actuator"] = self._telemetry()
+        return obs, reward, terminated, truncated, info
+
+    def _telemetry(self) -> dict[str, np.ndarray]:
+        last, c = self._last, self._cols_idx  # fancy indexing: every array is a fresh copy
+        computed, applied, power = last["computed"][0], last["applied"][0], last["power"][0]
+        if self._implicit:
+            computed, applied, power = computed.copy(), applied.copy(), power.copy()
+            force = self._account_implicit()
+            ic = self._imp_cols
+            computed[ic] = applied[ic] = force
+            power[ic] = force * last["qd"][0, ic]
+            saturated = computed != applied
+            m = self._model
+            limited = m.actuator_forcelimited[self._imp_acts].astype(bool)
+            saturated[ic] = limited & (np.abs(force) >= m.actuator_forcerange[self._imp_acts, 1] * (1 - 1e-9))
+            saturated = saturated[c]
+        else:
+            saturated = computed[c] != applied[c]
+        return {
+            "computed_effort": computed[c],
+            "applied_effort": applied[c],
+            "joint_pos": last["q"][0, c],
+            "joint_vel": last["qd"][0, c],
+            "power": power[c],
+            "saturated": saturated,
+            "energy": self._abs_work[0, c] * self._dt,
+        }
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        if self._randomized:
+            # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
+            self.collection.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
+        self.collection.reset()
+        for g in self._randomized:
+            self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.collection[g].parameters().items()}
+        if self._implicit:
+            self._apply_implicit_gains()
+        self._reset_targets()
+        for v in self._last.values():
+            v.fill(0.0)
+        self._abs_work.fill(0.0)
+        info = dict(info)
+        info["actuator"] = {"parameters": self.parameters()}
+        return obs, info
+
+    def parameters(self) -> dict[str, dict[str, np.ndarray]]:
+        """``{group: {parameter: values in force (group joints,)}}`` (fresh arrays) for this episode."""
+        return {g: {k: v.copy() for k, v in ps.items()} for g, ps in self._param_cache.items()}
+
+    def close(self):
+        try:
+            self._sim.set_substep_hook(None)
+        finally:
+            super().close()

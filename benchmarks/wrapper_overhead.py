@@ -1,0 +1,128 @@
+"""Env steps/s of Gymnasium MuJoCo envs with and without ``ActuatorWrapper``, measured side by side.
+
+    python benchmarks/wrapper_overhead.py [--steps 300] [--rounds 21] [--envs Ant-v5 InvertedPendulum-v5]
+
+MuJoCo's cost depends on what the robot does (an Ant flailing in the air under random torques has
+fewer contacts than one standing on PD-held legs), so every wrapped variant is paired with a plain
+baseline that produces comparable physics:
+
+* ``same actions``: the wrapper in effort mode with zero gains reproduces the plain env exactly
+  (same trajectory), so the ratio is the pure cost of the wrapper and actuator runtime;
+* ``replayed torques``: the wrapped variant is rolled out once with random actions and its applied
+  efforts are recorded; the plain baseline replays them as ``ctrl = effort / gear`` (clipped to
+  ``ctrlrange``), so both envs do similar physics.
+
+Each round runs ``--steps`` steps of the baseline, then of the variant (reset on episode end); the
+table shows median steps/s and the median of the per-round ratios wrapped / plain (1.0 = free).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from actuator_gym import DCMotorCfg, DelayedPDActuatorCfg, IdealPDActuatorCfg  # noqa: E402
+from actuator_gym.wrappers import ActuatorWrapper  # noqa: E402
+
+
+def dc(expr=".*", **kw):
+    return DCMotorCfg(joint_names_expr=[expr], stiffness=60.0, damping=1.5, saturation_effort=150.0,
+                      actuator_velocity_limit=15.0, actuator_effort_limit=120.0, **kw)
+
+
+def zero_gain(e):
+    return ActuatorWrapper(e, actuators={"all": IdealPDActuatorCfg()}, action_mode="effort")
+
+
+def variants(env_id: str):
+    """``{name: (make(env) -> wrapped env, baseline)}``."""
+    if env_id.startswith("Ant"):
+        return {
+            "IdealPD effort mode, zero gains": (zero_gain, "same actions"),
+            "DCMotor": (lambda e: ActuatorWrapper(e, actuators={"legs": dc()}), "replayed torques"),
+            "DCMotor + delay U{0..2}": (
+                lambda e: ActuatorWrapper(e, actuators={"legs": dc(min_delay=0, max_delay=2)}), "replayed torques"),
+            "DCMotor hips + DelayedPD ankles U{0..4}": (lambda e: ActuatorWrapper(e, actuators={
+                "hips": dc("hip_.*"),
+                "ankles": DelayedPDActuatorCfg(joint_names_expr=["ankle_.*"], stiffness=60.0, damping=1.5,
+                                               actuator_effort_limit=120.0, min_delay=0, max_delay=4)}),
+                "replayed torques"),
+        }
+    return {
+        "IdealPD effort mode, zero gains": (zero_gain, "same actions"),
+        "IdealPD": (lambda e: ActuatorWrapper(e, actuators={"cart": IdealPDActuatorCfg(
+            stiffness=200.0, damping=10.0, actuator_effort_limit=300.0)}), "replayed torques"),
+        "DelayedPD U{0..2}": (lambda e: ActuatorWrapper(e, actuators={"cart": DelayedPDActuatorCfg(
+            stiffness=200.0, damping=10.0, actuator_effort_limit=300.0, min_delay=0, max_delay=2)}),
+            "replayed torques"),
+    }
+
+
+def run(env, actions) -> float:
+    env.reset(seed=0)
+    t = time.perf_counter()
+    for a in actions:
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            env.reset()
+    return len(actions) / (time.perf_counter() - t)
+
+
+def replayed_torques(wrapped, actions, plain) -> list[np.ndarray]:
+    """Applied efforts of a wrapped rollout, as plain-env ctrl (the env's actuator order)."""
+    model = plain.unwrapped.model
+    gear = model.actuator_gear[:, 0]
+    lo, hi = model.actuator_ctrlrange.T
+    out = []
+    wrapped.reset(seed=0)
+    for a in actions:
+        _, _, term, trunc, info = wrapped.step(a)
+        out.append(np.clip(info["actuator"]["applied_effort"] / gear, lo, hi).astype(np.float32))
+        if term or trunc:
+            wrapped.reset()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--envs", nargs="+", default=["Ant-v5", "InvertedPendulum-v5"])
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    print(f"{'env':20s} {'variant':40s} {'baseline':17s} {'wrapped/s':>9s} {'plain/s':>9s} {'ratio':>6s}")
+    for env_id in args.envs:
+        plain = gym.make(env_id)
+        plain.action_space.seed(0)
+        random_actions = [plain.action_space.sample() for _ in range(args.steps)]
+        cases = []
+        for name, (make, baseline) in variants(env_id).items():
+            env = make(gym.make(env_id))
+            if baseline == "same actions":
+                acts = base_acts = random_actions
+            else:
+                env.action_space.seed(1)
+                acts = [env.action_space.sample() for _ in range(args.steps)]
+                base_acts = replayed_torques(env, acts, plain)
+            cases.append((name, baseline, env, acts, base_acts))
+        for name, baseline, env, acts, base_acts in cases:
+            w_rates, p_rates = [], []
+            for _ in range(args.rounds):
+                p_rates.append(run(plain, base_acts))
+                w_rates.append(run(env, acts))
+            ratio = statistics.median(w / p for w, p in zip(w_rates, p_rates))
+            print(f"{env_id:20s} {name:40s} {baseline:17s} {statistics.median(w_rates):9.0f} "
+                  f"{statistics.median(p_rates):9.0f} {ratio:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
