@@ -209,6 +209,18 @@ class ActuatorCollection(Mapping):
         self.computed_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
         self.applied_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
         self.output_command = OutputCommand(self.applied_effort)
+        self._shape = (n, j)
+        self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
+        # Zero-copy outputs where the semantics allow it: with no implicit group the effort sent to
+        # the backend *is* the applied effort; with no delay and no passive joint the
+        # position/velocity sent are the targets themselves.
+        self._alias_effort = not self.implicit_groups
+        self._alias_command = not self.passive_joints and all(grp.model.delay is None for grp in self._groups.values())
+        if self._alias_effort:
+            self.output_command.effort = self.applied_effort
+        if self._alias_command:
+            self.output_command.position = self.target_command.position
+            self.output_command.velocity = self.target_command.velocity
         v = self.ops.view
         self._views = dict(
             pos=v(self.target_command.position),
@@ -220,9 +232,12 @@ class ActuatorCollection(Mapping):
             out_vel=v(self.output_command.velocity),
             out_eff=v(self.output_command.effort),
         )
-        keys = ("pos", "vel", "eff", "computed", "applied", "out_pos", "out_vel", "out_eff")
+        keys = ("pos", "vel", "eff", "out_pos", "out_vel", "out_eff")
         for grp in self._groups.values():
             if isinstance(grp.cols, slice):
+                # contiguous group: the model writes its efforts straight into the collection's
+                # buffers (column views), and reads its targets from views
+                grp.model.bind_output_buffers(self.computed_effort[:, grp.cols], self.applied_effort[:, grp.cols])
                 grp.views = tuple(self._views[k][:, grp.cols] for k in keys)
 
     @staticmethod
@@ -261,6 +276,8 @@ class ActuatorCollection(Mapping):
 
     # -- runtime ----------------------------------------------------------------------------
     def _view_in(self, x: Any, name: str):
+        if type(x) is np.ndarray and x.dtype == self._np_dtype and x.shape == self._shape and self.ops.name == "numpy":
+            return x  # the common case (a backend's own arrays): no conversion
         if isinstance(x, torch.Tensor):
             if tuple(x.shape) != (self.num_envs, self.num_joints):
                 raise ValueError(
@@ -290,23 +307,25 @@ class ActuatorCollection(Mapping):
         v = self._views
         for grp in self._groups.values():
             c, m = grp.cols, grp.model
-            if grp.views is not None:  # hot path: cached views, no per-call validation or copies
-                pos, vel, eff, computed, applied, out_pos, out_vel, out_eff = grp.views
+            if grp.views is not None:  # hot path: cached views, outputs written in place
+                pos, vel, eff, out_pos, out_vel, out_eff = grp.views
                 m.compute_arrays(q[:, c], qd[:, c], pos, vel, eff, dt, **kwargs)
-                computed[...] = m._computed
-                applied[...] = m._applied
-                dq, dqd, dff = m.delayed_command
-                out_pos[...] = dq
-                out_vel[...] = dqd
-                out_eff[...] = dff if m.is_implicit else m._applied
+                if not self._alias_command:
+                    dq, dqd, _ = m.delayed_command
+                    out_pos[...] = dq
+                    out_vel[...] = dqd
+                if not self._alias_effort:
+                    out_eff[...] = m.delayed_command[2] if m.is_implicit else m._applied
                 continue
             m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kwargs)
             v["computed"][:, c] = m._computed
             v["applied"][:, c] = m._applied
             dq, dqd, dff = m.delayed_command
-            v["out_pos"][:, c] = dq
-            v["out_vel"][:, c] = dqd
-            v["out_eff"][:, c] = dff if m.is_implicit else m._applied
+            if not self._alias_command:
+                v["out_pos"][:, c] = dq
+                v["out_vel"][:, c] = dqd
+            if not self._alias_effort:
+                v["out_eff"][:, c] = dff if m.is_implicit else m._applied
         return self.applied_effort
 
     def reset(self, env_ids: Any = None) -> None:

@@ -190,9 +190,10 @@ def test_delay_of_k_substeps_shifts_the_step_response_by_k_substeps(k):
     assert np.abs(q_plain[-1] - q_plain[s0]).max() > 1e-4  # it did move
 
 
-def test_effort_mode_with_zero_gains_reproduces_the_unwrapped_env():
-    plain = gym.make("HalfCheetah-v5")
-    wrapped = make("HalfCheetah-v5", cfg=IdealPDActuatorCfg(stiffness=0.0, damping=0.0), action_mode="effort")
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Ant-v5"])  # Euler; RK4 with cfrc_ext in the obs
+def test_effort_mode_with_zero_gains_reproduces_the_unwrapped_env(env_id):
+    plain = gym.make(env_id)
+    wrapped = make(env_id, cfg=IdealPDActuatorCfg(stiffness=0.0, damping=0.0), action_mode="effort")
     # default effort scale: gear * ctrlrange, i.e. what the env's own motors apply
     model = plain.unwrapped.model
     np.testing.assert_allclose(wrapped._scale, model.actuator_gear[:, 0])
@@ -201,7 +202,7 @@ def test_effort_mode_with_zero_gains_reproduces_the_unwrapped_env():
     np.testing.assert_array_equal(o1, o2)
     rng = np.random.default_rng(0)
     for _ in range(20):
-        a = rng.uniform(-1, 1, 6)
+        a = rng.uniform(-1, 1, model.nu)
         o1, r1, *_ = plain.step(a)
         o2, r2, *_ = wrapped.step(a)
         np.testing.assert_allclose(o2, o1, rtol=1e-9, atol=1e-9)
@@ -243,6 +244,19 @@ def test_implicit_group_is_an_engine_servo_and_reports_the_engine_force():
                  env_kw=dict(max_episode_steps=500))
     tel = _reach(stiff)
     np.testing.assert_allclose(tel["joint_pos"], REACHER_TARGET, atol=0.01)
+
+
+def test_armature_and_friction_are_written_to_the_model():
+    env = make("Ant-v5", cfg=IdealPDActuatorCfg(joint_names_expr=["hip_.*"], armature=0.25, friction=[0.1, 0.2, 0.3, 0.4]))
+    model = env.unwrapped.model
+    ji = env.backend.joints
+    hips = [ji.names.index(f"hip_{i}") for i in range(1, 5)]
+    np.testing.assert_array_equal(model.dof_armature[ji.dof_adr[hips]], 0.25)
+    np.testing.assert_array_equal(model.dof_frictionloss[ji.dof_adr[hips]], [0.1, 0.2, 0.3, 0.4])
+    ankle = ji.dof_adr[ji.names.index("ankle_1")]
+    assert model.dof_armature[ankle] == gym.make("Ant-v5").unwrapped.model.dof_armature[ankle]
+    with pytest.raises(ValueError, match="armature must be >= 0"):
+        make("Ant-v5", cfg=IdealPDActuatorCfg(armature=-1.0))
 
 
 # ---------------------------------------------------------------------------------------------

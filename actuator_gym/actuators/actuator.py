@@ -179,6 +179,17 @@ class Actuator:
         # commands after the delay (what the drive used), for output_command telemetry
         self.delayed_command: tuple[Any, Any, Any] = (self._zeros, self._zeros, self._zeros)
 
+    def bind_output_buffers(self, computed: torch.Tensor, applied: torch.Tensor) -> None:
+        """Write ``computed_effort`` / ``applied_effort`` into the given ``(num_envs, num_joints)``
+        tensors (e.g. column views of a collection's buffers) instead of the model's own."""
+        for name, t in (("computed", computed), ("applied", applied)):
+            if tuple(t.shape) != self._shape or t.dtype != self.dtype or t.device != self.device:
+                raise ValueError(f"{self.name}: {name} buffer must be {self._shape} {self.dtype} on {self.device}")
+        computed.copy_(self.computed_effort)
+        applied.copy_(self.applied_effort)
+        self.computed_effort, self.applied_effort = computed, applied
+        self._computed, self._applied = self.ops.view(computed), self.ops.view(applied)
+
     # -- parameters -------------------------------------------------------------------------
     def _lookup(self, name: str) -> Param:
         key = self.aliases.get(name, name)

@@ -11,6 +11,7 @@ __all__ = ["BatchedTask", "TaskCfg", "TaskEnv", "ModelFieldRandomization", "regi
 
 register_task("actuator_gym/Pendulum-v0", "actuator_gym.envs.pendulum:PendulumTask")
 register_task("actuator_gym/Quadruped-v0", "actuator_gym.envs.quadruped:QuadrupedTask")
+register_task("actuator_gym/Ant-v0", "actuator_gym.envs.ant:AntTask")  # Ant-v5 physics/reward, DC motors
 register_task(
     "actuator_gym/Quadrotor-v0",
     "actuator_gym.envs.quadrotor:QuadrotorTask",

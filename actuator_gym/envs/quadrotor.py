@@ -371,12 +371,14 @@ class QuadrotorTask(BatchedTask):
     cfg_cls = QuadrotorCfg
 
     def __init__(self, num_envs: int = 1, *, cfg: QuadrotorCfg | None = None, render_mode=None,
-                 autoreset_mode=AutoresetMode.NEXT_STEP, seed: int | None = None, **overrides: Any):
+                 autoreset_mode=AutoresetMode.NEXT_STEP, seed: int | None = None, backend: str = "mujoco",
+                 device: str = "cpu", **overrides: Any):
         user_cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
         self._thruster_cfg = _thruster_of(user_cfg.actuators)
         self._thruster_seed = None if seed is None else _derive_seed(seed)
         inner = dataclasses.replace(user_cfg, actuators=_passive_props())
-        super().__init__(num_envs, cfg=inner, render_mode=render_mode, autoreset_mode=autoreset_mode, seed=seed)
+        super().__init__(num_envs, cfg=inner, render_mode=render_mode, autoreset_mode=autoreset_mode, seed=seed,
+                         backend=backend, device=device)
         self.cfg = user_cfg
 
     def setup(self) -> None:

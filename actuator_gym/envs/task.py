@@ -71,7 +71,9 @@ builds the native batched class; ``make``/``make_vec`` keyword arguments overrid
 fields (``actuators=...``, ``episode_length_s=...``) or go to the constructor (``render_mode``,
 ``autoreset_mode``, ``seed``, ``nthread``).
 
-CPU only (numpy actuator path, ``mujoco.batch``); see ``docs/tasks.md`` for a worked example.
+Backends: ``backend="mujoco"`` (default; numpy actuator path, ``mujoco.batch``), ``"mujoco_warp"``
+or ``"newton"``, with ``device="cpu"`` or ``"cuda[:N]"`` (constructor / ``make`` keyword arguments;
+see ``docs/backends.md``). See ``docs/tasks.md`` for a worked example.
 """
 
 from __future__ import annotations
@@ -304,6 +306,10 @@ class BatchedTask(VectorEnv):
         render_mode: None or ``"rgb_array"``.
         autoreset_mode: ``AutoresetMode`` (or its string value); NEXT_STEP by default.
         seed: seed of the construction-time reset (``reset(seed=...)`` re-seeds everything).
+        backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"``
+            (see ``docs/backends.md``; the Warp ones need ``pip install actuator-gym[warp]``).
+        device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
+            state and the actuator collection live.
         **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
     """
 
@@ -318,11 +324,13 @@ class BatchedTask(VectorEnv):
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         seed: int | None = None,
+        backend: str = "mujoco",
+        device: str = "cpu",
         **overrides: Any,
     ):
         import mujoco
 
-        from ..backends.mujoco_batch import MujocoBatchBackend
+        from ..backends import make_backend
 
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"{type(self).__name__}: num_envs must be an integer >= 1, got {num_envs!r}")
@@ -344,12 +352,15 @@ class BatchedTask(VectorEnv):
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
         self.max_episode_steps = max(1, int(round(cfg.episode_length_s / self.dt)))
-        self.backend = MujocoBatchBackend(self.model, self.num_envs, nthread=cfg.nthread)
+        self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
+        self.backend_name = backend
+        self.device = self.backend.device
+        self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
         if not self.joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         self.collection = ActuatorCollection(
-            cfg.actuators, joint_names=self.joint_names, num_envs=self.num_envs, device="cpu", seed=seed
+            cfg.actuators, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed
         )
         if self.collection.implicit_groups:
             raise ValueError(
@@ -360,11 +371,12 @@ class BatchedTask(VectorEnv):
         self._field_rands = [_FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 
         n, j = self.num_envs, len(self.joint_names)
-        self._cmd = {
-            "position": self.collection.target_command.position.numpy(),
-            "velocity": self.collection.target_command.velocity.numpy(),
-            "effort": self.collection.target_command.effort.numpy(),
+        self._cmd_t = {
+            "position": self.collection.target_command.position,
+            "velocity": self.collection.target_command.velocity,
+            "effort": self.collection.target_command.effort,
         }[cfg.action_mode]
+        self._cmd = self._cmd_t.cpu().numpy() if self._on_device else self._cmd_t.numpy()
         self.actions = np.zeros((n, self.num_actions))
         self.episode_step = np.zeros(n, dtype=np.int64)
         self.telemetry = {
@@ -484,6 +496,8 @@ class BatchedTask(VectorEnv):
             a = np.clip(a, self._act_low, self._act_high)
         self.actions = a
         self._cmd[:, self.action_joint_ids] = self._offset + self._scale * a
+        if self._on_device:
+            self._cmd_t.copy_(torch.from_numpy(self._cmd))
         self.run_substeps()
         self.episode_step += 1
 
@@ -532,7 +546,7 @@ class BatchedTask(VectorEnv):
 
     def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: (num_envs, group joints)}}`` in force."""
-        return {g: {k: v.numpy().copy() for k, v in p.items()} for g, p in self.collection.parameters().items()}
+        return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.collection.parameters().items()}
 
     # -- internals ----------------------------------------------------------------------------
     def _setup_actions(self) -> None:
@@ -612,6 +626,8 @@ class BatchedTask(VectorEnv):
         not joints (rotors) override it; an override must call :meth:`notify_substep` after every
         substep so substep callbacks keep working.
         """
+        if self._on_device:
+            return self._run_substeps_device()
         be, coll, tel = self.backend, self.collection, self.telemetry
         dt = self.physics_dt
         power, energy, sat = tel["power"], tel["energy"], tel["saturated"]
@@ -634,6 +650,33 @@ class BatchedTask(VectorEnv):
         tel["computed_effort"][:] = computed
         tel["applied_effort"][:] = applied
 
+    def _run_substeps_device(self) -> None:
+        """``run_substeps`` on a GPU device: actuators, effort and physics stay on the device
+        (``DeviceLoop``); the telemetry is accumulated there and copied to the host once."""
+        from ..backends._warp import DeviceLoop
+
+        loop = getattr(self, "_device_loop", None)
+        if loop is None:
+            loop = self._device_loop = DeviceLoop(self.backend, self.collection)
+        be, coll, dt = self.backend, self.collection, self.physics_dt
+        applied, computed = coll.applied_effort, coll.computed_effort
+        power = torch.zeros(applied.shape, dtype=torch.float64, device=self.device)
+        energy, sat = torch.zeros_like(power), torch.zeros(applied.shape, dtype=torch.bool, device=self.device)
+        for k in range(self.decimation):
+            qd = be.torch_joint_vel().double()  # the state the actuators see (before the substep)
+            loop.run(1)
+            p = applied.double() * qd
+            power += p
+            energy += p.abs() * dt
+            sat |= applied != computed
+            self.notify_substep(k)
+        tel = self.telemetry
+        tel["power"][:] = (power / self.decimation).cpu().numpy()
+        tel["energy"][:] = energy.cpu().numpy()
+        tel["saturated"][:] = sat.cpu().numpy()
+        tel["computed_effort"][:] = computed.cpu().numpy()
+        tel["applied_effort"][:] = applied.cpu().numpy()
+
     def _reset_envs(self, ids: np.ndarray) -> None:
         ids = np.asarray(ids, dtype=np.int64)
         if ids.size == 0:
@@ -642,7 +685,7 @@ class BatchedTask(VectorEnv):
             fr.apply(ids, self._gen)
         if any(fr.needs_const for fr in self._field_rands):
             self.backend.set_const(ids)
-        self.collection.reset(torch.from_numpy(ids))
+        self.collection.reset(torch.from_numpy(ids).to(self.device))
         state = self.sample_reset(ids, self.rng) or {}
         unknown = set(state) - {"qpos", "qvel", "act"}
         if unknown:
@@ -653,8 +696,15 @@ class BatchedTask(VectorEnv):
         self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
         tc = self.collection.target_command
         for buf in (tc.position, tc.velocity, tc.effort):
-            buf.numpy()[ids] = 0.0
+            if self._on_device:
+                buf[torch.from_numpy(ids).to(self.device)] = 0.0
+            else:
+                buf.numpy()[ids] = 0.0
+        if self._on_device:
+            self._cmd[ids] = 0.0
         self._cmd[np.ix_(ids, self.action_joint_ids)] = self._offset
+        if self._on_device:
+            self._cmd_t.copy_(torch.from_numpy(self._cmd))
         self.actions[ids] = 0.0
         self.episode_step[ids] = 0
         for v in self.telemetry.values():

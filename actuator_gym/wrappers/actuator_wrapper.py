@@ -154,13 +154,13 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._computed = c.computed_effort.numpy()
         self._applied = c.applied_effort.numpy()
         n = len(model_order)
-        self._p = np.zeros((1, n))
-        self._abs_work = np.zeros((1, n))
-        self._last = {k: np.zeros((1, n)) for k in ("q", "qd", "computed", "applied", "power")}
+        self._abs_work = np.zeros((1, n))  # implicit groups' |work| over the control step (engine force)
+        # the last substep's (q, qd, computed, applied, power), one row each, model order
+        self._last_all = np.zeros((5, n))
+        self._last = {k: self._last_all[i : i + 1] for i, k in enumerate(("q", "qd", "computed", "applied", "power"))}
         self._ctrl = data.ctrl
         self._dt = float(self.backend.physics_dt)
-        self._frame_skip = int(self._sim.frame_skip)
-        self._last_k = self._frame_skip - 1
+        self._set_frame_skip(int(self._sim.frame_skip))
         self._substeps = 0
         self._inner_zero = np.zeros(model.nu)
         self._pass_action = self.action_space.shape[0] == model.nu
@@ -208,6 +208,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._imp_acts = np.concatenate([a for _, _, a in self._implicit])
             for _, ids, acts in self._implicit:
                 be.configure_position_servos(acts, 1.0, 0.0, np.inf, None)
+            # implicit columns that are driven (all of them), as positions in the action order
+            order = list(self._cols_idx)
+            self._imp_sel = np.asarray([i for i, c in enumerate(self._imp_cols) if c in order], dtype=np.intp)
+            self._imp_pos = np.asarray([order.index(self._imp_cols[i]) for i in self._imp_sel], dtype=np.intp)
             self._imp_a = np.zeros((1, len(self._imp_cols)))
             self._imp_b = np.zeros((1, len(self._imp_cols)))
             self._apply_implicit_gains()
@@ -322,6 +326,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ---------------------------------------------------------------------------------------
     # runtime
     # ---------------------------------------------------------------------------------------
+    def _set_frame_skip(self, frame_skip: int) -> None:
+        self._frame_skip, self._last_k = frame_skip, frame_skip - 1
+        self._power = np.zeros((frame_skip, self._abs_work.shape[1]))  # per-substep power, model order
+        self._power_rows = [self._power[k : k + 1] for k in range(frame_skip)]
+
     def _reset_targets(self) -> None:
         c = self._cols
         self._tgt_pos[0, c] = self._default_pos
@@ -372,7 +381,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         q, qd = be.joint_pos(), be.joint_vel()
         self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt)
         be.set_joint_effort(self._out_eff)
-        p = self._p
+        p = self._power_rows[k]  # this substep's power; |.| summed once per control step
         np.multiply(self._applied, qd, out=p)
         if self._implicit:
             ic = self._imp_cols
@@ -380,14 +389,12 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             p[:, ic] = 0.0
             self._qd_imp = qd[0, ic]  # a copy (fancy index)
         if k == self._last_k:
-            last = self._last
-            np.copyto(last["q"], q)
-            np.copyto(last["qd"], qd)
-            np.copyto(last["computed"], self._computed)
-            np.copyto(last["applied"], self._applied)
-            np.copyto(last["power"], p)
-        np.abs(p, out=p)
-        np.add(self._abs_work, p, out=self._abs_work)
+            last = self._last_all
+            last[0] = q[0]
+            last[1] = qd[0]
+            last[2] = self._computed[0]
+            last[3] = self._applied[0]
+            last[4] = p[0]
         self._substeps += 1
 
     def _account_implicit(self) -> np.ndarray:
@@ -401,6 +408,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._write_targets(a)
         self._abs_work.fill(0.0)
         self._substeps = 0
+        fs = self._sim.frame_skip
+        if fs != self._frame_skip:
+            self._set_frame_skip(int(fs))
         inner = a if self._pass_action else self._inner_zero
         obs, reward, terminated, truncated, info = self.env.step(inner)
         if self._substeps != self._frame_skip:
@@ -414,29 +424,32 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
     def _telemetry(self) -> dict[str, np.ndarray]:
-        last, c = self._last, self._cols_idx  # fancy indexing: every array is a fresh copy
-        computed, applied, power = last["computed"][0], last["applied"][0], last["power"][0]
+        # one fancy-index gather: a fresh (5, J) block in action order, rows handed out as views
+        q, qd, computed, applied, power = self._last_all[:, self._cols_idx]
         if self._implicit:
-            computed, applied, power = computed.copy(), applied.copy(), power.copy()
             force = self._account_implicit()
-            ic = self._imp_cols
-            computed[ic] = applied[ic] = force
-            power[ic] = force * last["qd"][0, ic]
+            pos = self._imp_pos  # positions of the implicit columns in action order
+            computed[pos] = applied[pos] = force[self._imp_sel]
+            power[pos] = applied[pos] * qd[pos]
             saturated = computed != applied
-            m = self._model
-            limited = m.actuator_forcelimited[self._imp_acts].astype(bool)
-            saturated[ic] = limited & (np.abs(force) >= m.actuator_forcerange[self._imp_acts, 1] * (1 - 1e-9))
-            saturated = saturated[c]
+            m, acts = self._model, self._imp_acts[self._imp_sel]
+            limited = m.actuator_forcelimited[acts].astype(bool)
+            saturated[pos] = limited & (np.abs(applied[pos]) >= m.actuator_forcerange[acts, 1] * (1 - 1e-9))
         else:
-            saturated = computed[c] != applied[c]
+            saturated = computed != applied
+        work = np.abs(self._power, out=self._power).sum(axis=0)
+        if self._implicit:
+            work += self._abs_work[0]
+        energy = work[self._cols_idx]
+        energy *= self._dt
         return {
-            "computed_effort": computed[c],
-            "applied_effort": applied[c],
-            "joint_pos": last["q"][0, c],
-            "joint_vel": last["qd"][0, c],
-            "power": power[c],
+            "computed_effort": computed,
+            "applied_effort": applied,
+            "joint_pos": q,
+            "joint_vel": qd,
+            "power": power,
             "saturated": saturated,
-            "energy": self._abs_work[0, c] * self._dt,
+            "energy": energy,
         }
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

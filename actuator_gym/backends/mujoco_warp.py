@@ -1,0 +1,370 @@
+"""``MujocoWarpBackend``: ``num_envs`` worlds of one ``MjModel`` stepped by MuJoCo-Warp (``nworld = num_envs``).
+
+Same MJCF, same semantics and the same methods as
+:class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend` (the batched CPU backend), so the
+task layer, wrappers and actuator models run unchanged; on Warp's CPU device the results agree
+with the CPU backend to float32 precision (MuJoCo-Warp computes in float32).
+
+    backend = MujocoWarpBackend(model, num_envs=4096, device="cuda:0")
+    q = backend.torch_joint_pos()                 # torch view of the engine's qpos (no copy)
+    backend.torch_set_joint_effort(effort)        # -> qfrc_applied, on the device
+    backend.step()                                # one substep of every world (a replayed CUDA graph on CUDA)
+    backend.model_field("body_mass")[3, 1] = 0.7  # per-world model fields
+
+State sharing. ``torch_field(name)`` / ``torch_joint_pos()`` are ``wp.to_torch`` views of the
+engine's arrays on the same device (shared memory). The numpy accessors the task layer uses
+(``qpos``, ``qvel``, ``xfrc_applied``, ``field``, ``model_field``, ``joint_pos()``) are
+zero-copy views on the CPU device; on CUDA they are host mirrors: state and derived fields are
+pulled after every ``step``/``reset_envs`` on first access, ``xfrc_applied`` is pushed before
+every ``step``, and model fields are pushed by ``set_const``/``reset_envs``/``push_model_fields``.
+
+CUDA graphs (CUDA only; never on CPU): with ``graph=True`` (the :class:`DeviceLoop` default on
+CUDA) the first substep runs eagerly (it compiles and loads the kernels) and the second captures
+``mujoco_warp.step`` into a Warp graph that every later substep replays. Swapping in a per-world
+model field (the first ``model_field(name)`` call) drops the graph, which is re-captured.
+
+Randomization: ``model_field(name)`` replaces the engine's shared ``(1, ...)`` array of that field
+by a per-world ``(num_envs, ...)`` copy (MuJoCo-Warp indexes model fields by ``world % rows``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Sequence
+
+import mujoco
+import numpy as np
+import torch
+
+from ._warp import HostArray, import_warp, resolve_device
+from .base import PhysicsBackend
+from .mujoco import joint_info
+
+__all__ = ["MujocoWarpBackend"]
+
+
+def _import_mjw():
+    import_warp()
+    try:
+        import mujoco_warp as mjw
+    except ImportError as exc:  # pragma: no cover
+        raise ImportError("backend='mujoco_warp' needs mujoco-warp: pip install 'actuator-gym[warp]'") from exc
+    return mjw
+
+
+class MujocoWarpBackend(PhysicsBackend):
+    """``num_envs`` worlds of ``model`` in MuJoCo-Warp on ``device``.
+
+    Args:
+        model: the compiled model (its ``opt.timestep`` is the substep ``physics_dt`` [s]).
+        num_envs: number of worlds (``nworld``).
+        device: ``"cpu"`` (Warp's CPU device), ``"cuda"`` or ``"cuda:N"``.
+        nconmax: contacts allocated per world (None: MuJoCo-Warp's default for the model).
+        njmax: constraint rows allocated per world (None: MuJoCo-Warp's default).
+        graph: capture the physics substep in a CUDA graph on CUDA devices (ignored on CPU).
+    """
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_envs: int,
+        device: Any = "cpu",
+        nconmax: int | None = None,
+        njmax: int | None = None,
+        graph: bool = True,
+    ):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"MujocoWarpBackend: num_envs must be an integer >= 1, got {num_envs!r}")
+        self.wp = wp = import_warp()
+        self.mjw = mjw = _import_mjw()
+        self.wp_device, self.device = resolve_device(device)
+        self.model = model
+        self.num_envs = int(num_envs)
+        self.physics_dt = float(model.opt.timestep)
+        self.joints = joint_info(model)
+        self._cuda = self.device.type == "cuda"
+        self._graph_ok = bool(graph) and self._cuda
+        self._graph = None
+        self._eager_steps = 0
+        self._stream = None
+        if self._cuda:
+            self._stream = wp.stream_from_torch(torch.cuda.current_stream(self.device))
+        with self._scope():
+            self.m = mjw.put_model(model)
+            self.d = mjw.make_data(model, nworld=self.num_envs, nconmax=nconmax, njmax=njmax)
+        self._qadr = torch.as_tensor(np.asarray(self.joints.qpos_adr, dtype=np.int64), device=self.device)
+        self._dadr = torch.as_tensor(np.asarray(self.joints.dof_adr, dtype=np.int64), device=self.device)
+        self._qadr_np = np.asarray(self.joints.qpos_adr, dtype=np.int64)
+        self._dadr_np = np.asarray(self.joints.dof_adr, dtype=np.int64)
+        self._host: dict[str, HostArray] = {}
+        self._derived: set[str] = set()
+        self._model_fields: dict[str, HostArray] = {}
+        self._torch: dict[str, torch.Tensor] = {}
+        self._render_ctx: dict[str, Any] = {}
+        self.reset_envs(None)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _scope(self):
+        import contextlib
+
+        wp = self.wp
+        stack = contextlib.ExitStack()
+        stack.enter_context(wp.ScopedDevice(self.wp_device))
+        if self._stream is not None:
+            stack.enter_context(wp.ScopedStream(self._stream))
+        return stack
+
+    def _warp_field(self, name: str):
+        arr = getattr(self.d, name, None)
+        if arr is None or not hasattr(arr, "numpy"):
+            raise ValueError(f"MujocoWarpBackend: unknown data field {name!r}")
+        return arr
+
+    def _hostview(self, name: str) -> np.ndarray:
+        h = self._host.get(name)
+        if h is None:
+            h = self._host[name] = HostArray(self._warp_field(name))
+        return h.pull()
+
+    def _mark_stale(self) -> None:
+        if self._cuda:
+            for h in self._host.values():
+                h.stale = True
+
+    # -- torch views (shared memory, on the device) -----------------------------------------------
+    def torch_field(self, name: str) -> torch.Tensor:
+        """``wp.to_torch`` view ``(num_envs, ...)`` of an ``mjw.Data`` field (shared memory)."""
+        t = self._torch.get(name)
+        if t is None:
+            t = self._torch[name] = self.wp.to_torch(self._warp_field(name))
+        return t
+
+    def torch_joint_pos(self) -> torch.Tensor:
+        """Joint positions ``(num_envs, num_joints)`` float32 on the device (a gather, no host copy)."""
+        return self.torch_field("qpos").index_select(1, self._qadr)
+
+    def torch_joint_vel(self) -> torch.Tensor:
+        return self.torch_field("qvel").index_select(1, self._dadr)
+
+    def torch_set_joint_effort(self, effort: torch.Tensor) -> None:
+        """Write ``(num_envs, num_joints)`` efforts into ``qfrc_applied`` on the device (no host copy)."""
+        self.torch_field("qfrc_applied")[:, self._dadr] = effort.to(torch.float32)
+
+    # -- PhysicsBackend ----------------------------------------------------------------------------
+    @property
+    def qpos(self) -> np.ndarray:
+        """``(num_envs, nq)`` float32: a view (CPU device) or a host mirror (CUDA)."""
+        return self._hostview("qpos")
+
+    @property
+    def qvel(self) -> np.ndarray:
+        return self._hostview("qvel")
+
+    @property
+    def act(self) -> np.ndarray:
+        return self._hostview("act")
+
+    @property
+    def time(self) -> np.ndarray:
+        return self._hostview("time")
+
+    @property
+    def xfrc_applied(self) -> np.ndarray:
+        """``(num_envs, nbody, 6)`` body wrenches [N, N·m], writable (pushed before each ``step`` on CUDA)."""
+        return self._hostview("xfrc_applied")
+
+    def joint_pos(self) -> np.ndarray:
+        """Joint positions [rad or m], ``(num_envs, num_joints)`` float32 (a host copy)."""
+        return self.qpos[:, self._qadr_np]
+
+    def joint_vel(self) -> np.ndarray:
+        return self.qvel[:, self._dadr_np]
+
+    def set_joint_effort(self, effort: Any) -> None:
+        """Generalized force [N·m or N] on each joint's DOF (``qfrc_applied``), held until set again."""
+        shape = (self.num_envs, len(self.joints))
+        if tuple(getattr(effort, "shape", ())) != shape:
+            raise ValueError(
+                f"MujocoWarpBackend.set_joint_effort: effort must have shape {shape} (num_envs, num_joints), "
+                f"got {tuple(np.shape(effort))}"
+            )
+        if self._cuda or (isinstance(effort, torch.Tensor) and effort.device.type != "cpu"):
+            self.torch_set_joint_effort(torch.as_tensor(effort, device=self.device))
+        else:
+            e = effort.detach().numpy() if isinstance(effort, torch.Tensor) else np.asarray(effort)
+            self._hostview("qfrc_applied")[:, self._dadr_np] = e
+
+    @property
+    def graph_captured(self) -> bool:
+        return self._graph is not None
+
+    def step(self, nstep: int = 1, derived: bool = True, graph: bool = True) -> None:
+        """Advance every world by ``nstep`` substeps; ``derived=True`` recomputes the position and
+        velocity stages at the new state when a derived field was requested (as the CPU backend)."""
+        mjw, wp = self.mjw, self.wp
+        if self._cuda:
+            h = self._host.get("xfrc_applied")
+            if h is not None:
+                h.push()
+        with self._scope():
+            for _ in range(int(nstep)):
+                if self._graph is not None and graph:
+                    wp.capture_launch(self._graph)
+                elif graph and self._graph_ok and self._eager_steps >= 1:
+                    with wp.ScopedCapture(device=self.wp_device, stream=self._stream) as cap:
+                        mjw.step(self.m, self.d)
+                    self._graph = cap.graph
+                    wp.capture_launch(self._graph)
+                else:
+                    mjw.step(self.m, self.d)
+                    self._eager_steps += 1
+            if derived and self._derived:
+                mjw.fwd_position(self.m, self.d)
+                mjw.fwd_velocity(self.m, self.d)
+        self._mark_stale()
+
+    # -- state access ------------------------------------------------------------------------------
+    def field(self, name: str) -> np.ndarray:
+        """A ``(num_envs, ...)`` numpy view (CPU) / host mirror (CUDA) of an ``mjw.Data`` field."""
+        if name not in self._host and name not in ("qpos", "qvel", "act", "time", "ctrl", "qfrc_applied", "xfrc_applied"):
+            self._derived.add(name)
+            with self._scope():
+                self.mjw.fwd_position(self.m, self.d)
+                self.mjw.fwd_velocity(self.m, self.d)
+            self._mark_stale()
+        return self._hostview(name)
+
+    def _model_array(self, name: str):
+        owner, attr = (self.m.opt, name[4:]) if name.startswith("opt.") else (self.m, name)
+        arr = getattr(owner, attr, None)
+        if arr is None or not hasattr(arr, "numpy"):
+            raise ValueError(f"MujocoWarpBackend.model_field: {name!r} is not an array field of mujoco_warp.Model")
+        return owner, attr, arr
+
+    def model_field(self, name: str) -> np.ndarray:
+        """Per-world values ``(num_envs, ...)`` of a model field (``body_mass``, ``geom_friction``,
+        ``dof_damping``, ``opt.gravity``, ...), writable. After writing a field that ``set_const``
+        reads (``body_mass``, ``body_inertia``, ``dof_armature``, ...) call :meth:`set_const`."""
+        h = self._model_fields.get(name)
+        if h is None:
+            owner, attr, arr = self._model_array(name)
+            if arr.ndim == 0 or arr.shape[0] != self.num_envs:
+                vals = arr.numpy()
+                if vals.shape[0] != 1:
+                    raise ValueError(
+                        f"MujocoWarpBackend.model_field: {name!r} is not a per-world field (leading size {vals.shape[0]})"
+                    )
+                tiled = np.ascontiguousarray(np.repeat(vals, self.num_envs, axis=0))
+                arr = self.wp.array(tiled, dtype=arr.dtype, device=self.wp_device)
+                setattr(owner, attr, arr)
+                self._graph = None  # the captured graph holds the old pointer
+            h = self._model_fields[name] = HostArray(arr)
+        return h.np
+
+    def push_model_fields(self) -> None:
+        """Copy the host mirrors of per-world model fields to the device (CUDA; no-op on CPU)."""
+        for h in self._model_fields.values():
+            h.push()
+
+    def set_const(self, env_ids: Any = None) -> None:
+        """Recompute the constants derived from model fields (all worlds; unchanged worlds get the
+        same values back)."""
+        self.push_model_fields()
+        with self._scope():
+            self.mjw.set_const(self.m, self.d)
+        self._mark_stale()
+
+    def reset_envs(self, env_ids: Any = None, qpos: Any = None, qvel: Any = None, act: Any = None, time: Any = None) -> None:
+        """Reset ``env_ids`` (None = all) to the model defaults, then set ``qpos (n, nq)``,
+        ``qvel (n, nv)``, ``act (n, na)``, ``time (n,)`` where given; other worlds' state is untouched."""
+        ids = self._ids(env_ids)
+        n = self.num_envs if ids is None else len(ids)
+        if n == 0:
+            return
+        self.push_model_fields()
+        mask = np.zeros(self.num_envs, dtype=bool)
+        mask[slice(None) if ids is None else ids] = True
+        sizes = {"qpos": self.model.nq, "qvel": self.model.nv, "act": self.model.na}
+        values = {}
+        for name, value in (("qpos", qpos), ("qvel", qvel), ("act", act)):
+            if value is None:
+                continue
+            v = np.asarray(value.detach().cpu() if isinstance(value, torch.Tensor) else value, dtype=np.float64)
+            if v.shape != (n, sizes[name]):
+                raise ValueError(f"MujocoWarpBackend.reset_envs: {name} must have shape {(n, sizes[name])}, got {v.shape}")
+            values[name] = v
+        if time is not None:
+            values["time"] = np.broadcast_to(np.asarray(time, dtype=np.float64), (n,))
+        with self._scope():
+            self.mjw.reset_data(self.m, self.d, reset=self.wp.array(mask, dtype=bool, device=self.wp_device))
+            rows = torch.as_tensor(np.flatnonzero(mask), device=self.device)
+            for name, v in values.items():
+                self.torch_field(name)[rows] = torch.as_tensor(v, dtype=torch.float32, device=self.device)
+            self.mjw.fwd_position(self.m, self.d)
+            self.mjw.fwd_velocity(self.m, self.d)
+        self._mark_stale()
+
+    def _ids(self, env_ids: Any):
+        if env_ids is None:
+            return None
+        ids = np.asarray(env_ids.cpu() if isinstance(env_ids, torch.Tensor) else env_ids)
+        if ids.dtype == np.bool_:
+            if ids.shape != (self.num_envs,):
+                raise ValueError(f"env_ids: a boolean mask needs shape ({self.num_envs},), got {ids.shape}")
+            ids = np.flatnonzero(ids)
+        ids = ids.reshape(-1).astype(np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
+            raise ValueError(f"env_ids: ids must lie in [0, {self.num_envs - 1}], got {ids.tolist()}")
+        return ids
+
+    def world_model(self, world_id: int = 0) -> mujoco.MjModel:
+        """World ``world_id``'s ``MjModel`` with its per-world fields (a copy)."""
+        m = copy.copy(self.model)
+        for name, h in self._model_fields.items():
+            vals = np.asarray(h.np[int(world_id)], dtype=np.float64)
+            if name.startswith("opt."):
+                setattr(m.opt, name[4:], vals)
+            else:
+                target = getattr(m, name)
+                target[...] = vals.reshape(target.shape)
+        return m
+
+    def data(self, world_id: int = 0, data: mujoco.MjData | None = None, forward: bool = True) -> mujoco.MjData:
+        """World ``world_id`` as an ``MjData`` (a copy), derived fields recomputed when ``forward``."""
+        if not 0 <= int(world_id) < self.num_envs:
+            raise ValueError(f"data: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        d = data if data is not None else mujoco.MjData(self.model)
+        w = int(world_id)
+        for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied"):
+            dst = getattr(d, name)
+            if dst.size:
+                dst[...] = self._hostview(name)[w].reshape(dst.shape)
+        d.time = float(self._hostview("time")[w])
+        if forward:
+            mujoco.mj_forward(self.world_model(w) if self._model_fields else self.model, d)
+        return d
+
+    def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
+        """An ``(height, width, 3)`` uint8 image of world ``world_id`` (drawn by MuJoCo on the CPU)."""
+        if not 0 <= int(world_id) < self.num_envs:
+            raise ValueError(f"render: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        ctx = self._render_ctx
+        if ctx.get("size") != (width, height):
+            if "renderer" in ctx:
+                ctx["renderer"].close()
+            try:
+                ctx["renderer"] = mujoco.Renderer(self.model, height, width)
+            except Exception as exc:
+                raise RuntimeError(f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}") from exc
+            ctx["size"] = (width, height)
+            ctx["data"] = mujoco.MjData(self.model)
+        d = self.data(int(world_id), ctx["data"])
+        ctx["renderer"].update_scene(d, camera=camera)
+        return ctx["renderer"].render()
+
+    def close(self) -> None:
+        r = self._render_ctx.pop("renderer", None)
+        if r is not None:
+            r.close()
+        self._render_ctx.clear()
+        self._graph = None

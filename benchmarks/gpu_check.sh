@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Device check for a lent GPU (budget: under 8 minutes of device time). Also runs on the CPU:
+#   bash benchmarks/gpu_check.sh                 # CUDA: backend tests on cuda:0, throughput at 1024/4096 envs, mjlab peer
+#   bash benchmarks/gpu_check.sh --device cpu    # Warp's CPU device, tiny sizes (what CI/dev machines can run)
+# Offline machines: install wheels carried along first, e.g. pip install --no-index --find-links wheels/ mjlab
+set -u
+DEVICE=cuda:0
+if [ "${1:-}" = "--device" ]; then DEVICE="${2:?--device needs a value}"; fi
+PY=${PYTHON:-.venv/bin/python}
+[ -x "$PY" ] || PY=python
+if [ -d wheels ]; then "$PY" -m pip install --no-index --find-links wheels/ mjlab >/dev/null 2>&1 || echo "mjlab wheels did not install (peer will be skipped)"; fi
+echo "== backend tests on $DEVICE"
+ACTUATOR_GYM_WARP_DEVICE=$DEVICE timeout 240 "$PY" -m pytest -q -p no:cacheprovider tests/test_backend_warp.py tests/test_backend_newton.py 2>&1 | tail -15
+echo "== throughput on $DEVICE (actuators at every substep)"
+if [ "${DEVICE%%:*}" = "cpu" ]; then
+  timeout 300 "$PY" benchmarks/gpu_throughput.py --device cpu --sizes pendulum:4,quadruped:4 --steps 5 --repeats 3 --peer-envs 0
+else
+  timeout 300 "$PY" benchmarks/gpu_throughput.py --device "$DEVICE" --sizes quadruped:1024,quadruped:4096,pendulum:4096 --steps 50 --repeats 3 --peer-envs 4096
+fi
