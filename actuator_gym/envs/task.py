@@ -507,17 +507,18 @@ class BatchedTask(VectorEnv):
             raise ValueError(f"{type(self).__name__}: reward() and terminated() must return ({n},) arrays")
         trunc = self.episode_step >= self.max_episode_steps
         stepped = ~reset_now
-        info = self._info(stepped=stepped, reset=reset_now)
 
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             if reset_now.any():
                 ids = np.flatnonzero(reset_now)
                 self._reset_envs(ids)
                 rew[ids], term[ids], trunc[ids] = 0.0, False, False
-                info = self._info(stepped=stepped, reset=reset_now)
+            info = self._info(stepped=stepped, reset=reset_now)  # once, after the resets
             obs = self._observe_checked()
             self._autoreset = term | trunc
-        elif self.autoreset_mode == AutoresetMode.SAME_STEP:
+            return obs, rew, term, trunc, info
+        info = self._info(stepped=stepped, reset=reset_now)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
             obs = self._observe_checked()
             done = term | trunc
             if done.any():
