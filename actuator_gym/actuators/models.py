@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import torch
 
 from .actuator import Actuator
-from .params import match_names
+from .params import select_names
 from .parts import ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, DrivePD
 
 __all__ = [
@@ -119,14 +119,7 @@ class ActuatorBaseCfg:
 
     def select_joints(self, joint_names: Sequence[str]) -> list[str]:
         """The joints of ``joint_names`` this config drives (full-match of ``joint_names_expr``)."""
-        names = list(joint_names)
-        ids = match_names(self.joint_names_expr, names, type(self).__name__)
-        if not ids:
-            raise ValueError(
-                f"{type(self).__name__}: joint_names_expr {self.joint_names_expr} matches none of the "
-                f"joints {names}"
-            )
-        return [names[i] for i in ids]
+        return select_names(self.joint_names_expr, joint_names, type(self).__name__, "joint_names_expr", "joints")
 
     def _delay(self) -> Delay:
         return Delay(min_delay=self.min_delay, max_delay=self.max_delay, per_joint=self.per_joint_delay)

@@ -28,7 +28,7 @@ import torch
 from .._array import ArrayOps
 from ..randomization import Distribution
 
-__all__ = ["Domain", "Param", "BindContext", "ANY", "NONNEG", "POSITIVE", "NONNEG_INT", "match_names"]
+__all__ = ["Domain", "Param", "BindContext", "ANY", "NONNEG", "POSITIVE", "NONNEG_INT", "match_names", "select_names"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,16 @@ def match_names(patterns: Sequence[str], names: Sequence[str], what: str) -> lis
         except re.error as exc:
             raise ValueError(f"{what}: invalid regular expression {p!r}: {exc}") from None
     return [i for i, n in enumerate(names) if any(c.fullmatch(n) for c in compiled)]
+
+
+def select_names(patterns: Sequence[str], names: Sequence[str], owner: str, field: str, what: str) -> list[str]:
+    """The names of ``names`` full-matched by ``patterns``; ``ValueError`` naming ``owner.field``
+    and the available ``what`` (e.g. "joints") when none match."""
+    names = [str(n) for n in names]
+    ids = match_names(patterns, names, owner)
+    if not ids:
+        raise ValueError(f"{owner}: {field} {list(patterns)} matches none of the {what} {names}")
+    return [names[i] for i in ids]
 
 
 def _is_number(x: Any) -> bool:

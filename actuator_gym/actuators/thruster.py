@@ -43,7 +43,7 @@ import torch
 from .._array import ops_for
 from ..randomization import Distribution, Uniform
 from .actuator import as_env_ids
-from .params import ANY, NONNEG, POSITIVE, BindContext, Domain, Param, match_names
+from .params import ANY, NONNEG, POSITIVE, BindContext, Domain, Param, select_names
 
 __all__ = ["ThrusterCfg", "Thruster", "allocation_matrix", "body_wrench", "MIN_THRUST_CONST"]
 
@@ -139,14 +139,7 @@ class ThrusterCfg:
         """The rotors of ``rotor_names`` this config drives (full-match of ``thruster_names_expr``)."""
         if isinstance(rotor_names, str):
             raise ValueError(f"{type(self).__name__}: rotor_names must be a sequence of names, got a string")
-        names = [str(n) for n in rotor_names]
-        ids = match_names(self.thruster_names_expr, names, type(self).__name__)
-        if not ids:
-            raise ValueError(
-                f"{type(self).__name__}: thruster_names_expr {self.thruster_names_expr} matches none of "
-                f"the rotors {names}"
-            )
-        return [names[i] for i in ids]
+        return select_names(self.thruster_names_expr, rotor_names, type(self).__name__, "thruster_names_expr", "rotors")
 
     def build(
         self,

@@ -33,6 +33,17 @@ def import_warp():
     return wp
 
 
+def import_extra(module: str, hint: str):
+    """Import ``module`` of a Warp-based backend (warp first), or an ``ImportError`` with ``hint``."""
+    import importlib
+
+    import_warp()
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(hint) from exc
+
+
 def resolve_device(device: Any) -> tuple[str, torch.device]:
     """``(warp device name, torch device)`` for ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a torch device."""
     d = torch.device(device) if not isinstance(device, torch.device) else device

@@ -21,7 +21,25 @@ from typing import Any, Sequence
 
 import torch
 
-__all__ = ["PhysicsBackend", "JointInfo"]
+__all__ = ["PhysicsBackend", "JointInfo", "env_index"]
+
+
+def env_index(env_ids: Any, num_envs: int, dtype=None):
+    """Validated env ids as a 1-D numpy integer array (None stays None): ids, a sequence, an array,
+    a tensor, or a boolean mask of shape ``(num_envs,)``."""
+    import numpy as np
+
+    if env_ids is None:
+        return None
+    ids = np.asarray(env_ids.cpu() if isinstance(env_ids, torch.Tensor) else env_ids)
+    if ids.dtype == np.bool_:
+        if ids.shape != (num_envs,):
+            raise ValueError(f"env_ids: a boolean mask needs shape ({num_envs},), got {ids.shape}")
+        ids = np.flatnonzero(ids)
+    ids = ids.reshape(-1).astype(dtype or np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= num_envs):
+        raise ValueError(f"env_ids: ids must lie in [0, {num_envs - 1}], got {ids.tolist()}")
+    return ids
 
 
 class JointInfo:

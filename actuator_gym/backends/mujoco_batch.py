@@ -41,7 +41,7 @@ import mujoco.batch
 import numpy as np
 import torch
 
-from .base import PhysicsBackend
+from .base import PhysicsBackend, env_index
 from .mujoco import joint_info  # shared with the single-MjData backend
 
 __all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
@@ -194,17 +194,7 @@ class MujocoBatchBackend(PhysicsBackend):
         self.batch.forward(ids, stage=self._stage)
 
     def _ids(self, env_ids: Any):
-        if env_ids is None:
-            return None
-        ids = np.asarray(env_ids)
-        if ids.dtype == np.bool_:
-            if ids.shape != (self.num_envs,):
-                raise ValueError(f"env_ids: a boolean mask needs shape ({self.num_envs},), got {ids.shape}")
-            ids = np.flatnonzero(ids)
-        ids = ids.reshape(-1).astype(np.int32)
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
-            raise ValueError(f"env_ids: ids must lie in [0, {self.num_envs - 1}], got {ids.tolist()}")
-        return ids
+        return env_index(env_ids, self.num_envs, np.int32)
 
     def data(self, world_id: int = 0, data: mujoco.MjData | None = None, forward: bool = True) -> mujoco.MjData:
         """World ``world_id`` as an ``MjData`` (a copy; writes to it do not reach the batch), with its

@@ -36,20 +36,15 @@ import mujoco
 import numpy as np
 import torch
 
-from ._warp import HostArray, import_warp, resolve_device
-from .base import PhysicsBackend
+from ._warp import HostArray, import_extra, import_warp, resolve_device
+from .base import PhysicsBackend, env_index
 from .mujoco import joint_info
 
 __all__ = ["MujocoWarpBackend"]
 
 
 def _import_mjw():
-    import_warp()
-    try:
-        import mujoco_warp as mjw
-    except ImportError as exc:  # pragma: no cover
-        raise ImportError("backend='mujoco_warp' needs mujoco-warp: pip install 'actuator-gym[warp]'") from exc
-    return mjw
+    return import_extra("mujoco_warp", "backend='mujoco_warp' needs mujoco-warp: pip install 'actuator-gym[warp]'")
 
 
 class MujocoWarpBackend(PhysicsBackend):
@@ -305,17 +300,7 @@ class MujocoWarpBackend(PhysicsBackend):
         self._mark_stale()
 
     def _ids(self, env_ids: Any):
-        if env_ids is None:
-            return None
-        ids = np.asarray(env_ids.cpu() if isinstance(env_ids, torch.Tensor) else env_ids)
-        if ids.dtype == np.bool_:
-            if ids.shape != (self.num_envs,):
-                raise ValueError(f"env_ids: a boolean mask needs shape ({self.num_envs},), got {ids.shape}")
-            ids = np.flatnonzero(ids)
-        ids = ids.reshape(-1).astype(np.int64)
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
-            raise ValueError(f"env_ids: ids must lie in [0, {self.num_envs - 1}], got {ids.tolist()}")
-        return ids
+        return env_index(env_ids, self.num_envs, np.int64)
 
     def world_model(self, world_id: int = 0) -> mujoco.MjModel:
         """World ``world_id``'s ``MjModel`` with its per-world fields (a copy)."""

@@ -29,7 +29,7 @@ import mujoco
 import numpy as np
 import torch
 
-from ._warp import HostArray, import_warp, resolve_device
+from ._warp import HostArray, import_extra, import_warp, resolve_device
 from .base import PhysicsBackend
 from .mujoco import joint_info
 
@@ -39,12 +39,7 @@ _SOLVERS = ("featherstone", "xpbd")
 
 
 def _import_newton():
-    import_warp()
-    try:
-        import newton
-    except ImportError as exc:  # pragma: no cover
-        raise ImportError("backend='newton' needs newton==1.8.0 (core package, not newton[sim])") from exc
-    return newton
+    return import_extra("newton", "backend='newton' needs newton==1.8.0 (core package, not newton[sim])")
 
 
 class NewtonBackend(PhysicsBackend):
