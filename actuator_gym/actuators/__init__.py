@@ -5,14 +5,18 @@ and ``_array``; wrappers, envs and backends depend on it.
 """
 
 from .actuator import Actuator, as_env_ids
+from .checkpoints import load_network, network_from_state_dict
 from .models import (
     ActuatorBaseCfg,
+    ActuatorNetLSTMCfg,
+    ActuatorNetMLPCfg,
     DCMotorCfg,
     DelayedPDActuatorCfg,
     IdealPDActuatorCfg,
     ImplicitActuatorCfg,
     RemotizedPDActuatorCfg,
 )
+from .neural import DriveNeuralGRU, DriveNeuralLSTM, DriveNeuralMLP
 from .params import Param
 from .parts import (
     Clamping,
@@ -50,4 +54,11 @@ __all__ = [
     "Thruster",
     "allocation_matrix",
     "body_wrench",
+    "ActuatorNetMLPCfg",
+    "ActuatorNetLSTMCfg",
+    "DriveNeuralMLP",
+    "DriveNeuralLSTM",
+    "DriveNeuralGRU",
+    "load_network",
+    "network_from_state_dict",
 ]

@@ -331,8 +331,16 @@ class Actuator:
         if self.effort_mode == "implicit":
             self._compute_implicit(q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
         else:
-            self.drive.compute(q, qd, tq, tqd, tff, dt, self._computed)
-            self._clamp_chain(self._computed, q, qd, self._applied)
+            computed, applied = self._computed, self._applied
+            self.drive.compute(q, qd, tq, tqd, tff, dt, computed)
+            clamps = self.clamping
+            if not clamps:
+                applied[...] = computed
+            else:
+                src = computed
+                for c in clamps:
+                    c.apply(src, q, qd, applied)
+                    src = applied
         if self.check_finite:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
 

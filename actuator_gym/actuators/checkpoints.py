@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -582,6 +583,7 @@ def load_network(
             if len(model.graph.node) == 0:
                 raise ValueError(f"{p}: not a readable checkpoint (an ONNX graph without nodes)")
             meta = _onnx_metadata(model, p)
+            _check_kind(meta, kind, p)
             graph = OnnxGraph(model, str(p))
             module: nn.Module = _OnnxMLP(graph) if kind == "mlp" else _OnnxRecurrent(graph, kind, {**meta, **(metadata or {})})
         elif fmt == "npz":
@@ -592,7 +594,9 @@ def load_network(
                 meta = json.loads(str(raw))
             module = network_from_state_dict(arrays, kind, {**meta, **(metadata or {})}, str(p))
         elif fmt == "torchscript":
-            module = torch.jit.load(str(p), map_location="cpu")
+            with warnings.catch_warnings():  # torch marks TorchScript deprecated; the format is still what is published
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module = torch.jit.load(str(p), map_location="cpu")
             if kind != "mlp":
                 module = _BatchFirstRecurrent(module, kind, dict(metadata or {}), str(p))
         elif fmt == "torch.export":
@@ -617,11 +621,18 @@ def load_network(
         raise
     except Exception as exc:  # malformed archive, unsupported content
         raise ValueError(f"{p}: could not load the {fmt} checkpoint ({type(exc).__name__}: {exc})") from None
+    _check_kind(meta, kind, p)
+    try:
+        module.eval()
+    except NotImplementedError:  # torch.export modules have no train/eval switch
+        pass
+    return LoadedNetwork(module=module, kind=kind, metadata=meta, source=str(p), format=fmt)
+
+
+def _check_kind(meta: Mapping[str, Any], kind: str, p: Path) -> None:
     mt = meta.get("model_type")
     if mt is not None and mt != kind:
         raise ValueError(f"{p}: metadata model_type is {mt!r} but a {kind!r} drive was asked for")
-    module.eval()
-    return LoadedNetwork(module=module, kind=kind, metadata=meta, source=str(p), format=fmt)
 
 
 def validate_network(net: LoadedNetwork, in_features: int, batch: int = 3) -> None:

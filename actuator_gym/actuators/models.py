@@ -38,6 +38,8 @@ __all__ = [
     "DelayedPDActuatorCfg",
     "RemotizedPDActuatorCfg",
     "ImplicitActuatorCfg",
+    "ActuatorNetMLPCfg",
+    "ActuatorNetLSTMCfg",
 ]
 
 ParamValue = Any
@@ -281,3 +283,69 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
         model = super().build(joint_names, num_envs=num_envs, device=device, seed=seed, **kwargs)
         model.is_implicit = True
         return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Learned actuators (neural drive -> DC-motor clamp with the current qd); see neural.py
+# ---------------------------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class _ActuatorNetCfg(DCMotorCfg):
+    network_file: str | None = None
+    """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
+    ``allow_unsafe_checkpoint=True``)."""
+    allow_unsafe_checkpoint: bool = False
+    """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
+    Set it only for files you trust."""
+
+    def _drive(self):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def recipe(self):
+        if self.network_file is None:
+            raise ValueError(f"{type(self).__name__}: network_file is required (path of the actuator network)")
+        r = super().recipe()
+        r["drive"] = self._drive()
+        r["aliases"] = {k: v for k, v in r["aliases"].items() if k not in _PD_ALIASES}
+        return r
+
+
+@dataclass(kw_only=True)
+class ActuatorNetMLPCfg(_ActuatorNetCfg):
+    """MLP over a joint history (``DriveNeuralMLP``) followed by the DC-motor clamp
+    (``saturation_effort``, ``actuator_velocity_limit``, ``actuator_effort_limit``; current qd).
+    ``stiffness`` / ``damping`` are unused. Fields left ``None`` come from the checkpoint's metadata."""
+
+    pos_scale: float | None = None
+    """[1/rad]: scale of the position-error inputs (default 1)."""
+    vel_scale: float | None = None
+    """[s/rad]: scale of the velocity inputs (default 1)."""
+    torque_scale: float | None = None
+    """[N·m]: scale of the network output (default 1)."""
+    input_order: str | None = None
+    """``"pos_vel"`` or ``"vel_pos"``: which block comes first in the input row."""
+    input_idx: list[int] | None = None
+    """[substeps]: history indices, 0 = current substep (e.g. ``[0, 2, 4]``)."""
+
+    def _drive(self):
+        from .neural import DriveNeuralMLP
+
+        return DriveNeuralMLP(
+            self.network_file,
+            input_order=self.input_order,
+            input_idx=self.input_idx,
+            pos_scale=self.pos_scale,
+            vel_scale=self.vel_scale,
+            torque_scale=self.torque_scale,
+            allow_unsafe_checkpoint=self.allow_unsafe_checkpoint,
+        )
+
+
+@dataclass(kw_only=True)
+class ActuatorNetLSTMCfg(_ActuatorNetCfg):
+    """LSTM actuator net (``DriveNeuralLSTM``, inputs ``[q* - q, qd]``) followed by the DC-motor clamp
+    with the current qd. ``stiffness`` / ``damping`` are unused."""
+
+    def _drive(self):
+        from .neural import DriveNeuralLSTM
+
+        return DriveNeuralLSTM(self.network_file, allow_unsafe_checkpoint=self.allow_unsafe_checkpoint)

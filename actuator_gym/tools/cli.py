@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -357,6 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, "steps", 1) is not None and getattr(args, "steps", 1) < 1:
         parser.error("--steps must be >= 1")
+    if getattr(args, "video", None) and "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+        os.environ["MUJOCO_GL"] = "egl"  # headless rendering; must be set before mujoco is imported
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -1,0 +1,448 @@
+"""Learned drives: an MLP over a short history, an LSTM, a GRU over named input columns.
+
+Each is a :class:`~actuator_gym.actuators.parts.Drive`, so it composes with a :class:`Delay` and any
+clamp chain::
+
+    Actuator(drive=DriveNeuralMLP(network_file="net.onnx"), delay=Delay(0, 2),
+             clamping=[ClampingDCMotor(...)], num_envs=4096, joint_names=[...])
+
+One network is shared by all joints: every ``(env, joint)`` element is one row of the batch,
+rows ordered env-major (``row = env * num_joints + joint``). Inputs are the position error
+``q* - q`` (the delayed ``q*`` when a delay is present) and the raw measured velocity ``qd``.
+History and recurrent state are per element, start at zero and are zeroed only for the envs
+being reset. The network runs under ``torch.inference_mode`` on the model's device; on the CPU
+(numpy) path the input rows are filled in place in a float32 buffer that torch reads without a
+copy, and the result is written into the drive's ``out`` array.
+
+Parameters come from the checkpoint's metadata where present (ONNX files carry it, see
+:mod:`.checkpoints`) and may be overridden by keyword. Formats that can carry code (TorchScript,
+torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``.
+
+The implicit effort mode does not support learned drives (``NotImplementedError``).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .checkpoints import LoadedNetwork, load_network, validate_network
+from .parts import Drive
+
+__all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
+
+GRU_INPUT_COLUMNS = (
+    "position",
+    "target_position",
+    "position_error",
+    "velocity",
+    "target_velocity",
+    "velocity_error",
+)
+"""Input columns a GRU drive computes itself; one more name is a caller-supplied custom column."""
+
+
+def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases: str) -> Any:
+    if value is not None:
+        return value
+    for key in (name, *aliases):
+        if key in meta:
+            return meta[key]
+    return default
+
+
+def _finite_scale(owner: str, name: str, v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: {name} must be a number, got {v!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"{owner}: {name} must be finite, got {f}")
+    return f
+
+
+class _NeuralDrive(Drive):
+    """Shared plumbing: load + validate the network, move it to the model's device, run it."""
+
+    KIND = "mlp"
+    PARAMS: dict = {}
+
+    def __init__(
+        self,
+        network_file: str | Path | None,
+        network: nn.Module | LoadedNetwork | None,
+        allow_unsafe_checkpoint: bool,
+        metadata: Mapping[str, Any] | None,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        if (network_file is None) == (network is None):
+            raise ValueError(f"{name}: give exactly one of network_file= (a checkpoint path) or network= (a module)")
+        if network_file is not None:
+            self.net = load_network(
+                network_file, self.KIND, allow_unsafe_checkpoint=bool(allow_unsafe_checkpoint), metadata=metadata
+            )
+            self._raw = {"network_file": str(network_file)}
+        elif isinstance(network, LoadedNetwork):
+            self.net = network
+            self._raw = {"network": network.source}
+        else:
+            if not isinstance(network, nn.Module):
+                raise ValueError(f"{name}: network= must be a torch.nn.Module, got {type(network).__name__}")
+            network.eval()  # our convention: inference only
+            self.net = LoadedNetwork(module=network, kind=self.KIND, metadata={}, source=f"<{type(network).__name__}>")
+            self._raw = {"network": self.net.source}
+        self.metadata = {**self.net.metadata, **dict(metadata or {})}
+
+    def _validate(self, in_features: int) -> None:
+        validate_network(self.net, in_features)
+
+    def _bind_net(self, ctx) -> nn.Module:
+        module = self.net.module
+        if ctx.device.type != "cpu":
+            module = copy.deepcopy(module).to(ctx.device)
+        return module
+
+    def _write_out(self, y: torch.Tensor, scale: float, offset: float, out) -> None:
+        """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
+        ctx = self._ctx
+        xp = ctx.ops.xp
+        y = y.reshape(ctx.num_envs, ctx.num_joints)
+        if ctx.ops.name == "numpy":
+            y = y.numpy()
+        xp.multiply(y, scale, out=out)
+        if offset != 0.0:
+            xp.add(out, offset, out=out)
+
+
+# ---------------------------------------------------------------------------------------------
+class DriveNeuralMLP(_NeuralDrive):
+    """MLP over a history of position errors and velocities (Hwangbo et al. 2019).
+
+    Input row per element: ``[e(t-i) * pos_scale for i in input_idx] + [qd(t-i) * vel_scale for i in
+    input_idx]`` (``input_order="pos_vel"``; ``"vel_pos"`` puts the velocity block first), where
+    ``i`` counts substeps back (0 = now). Output ``net(x)[:, 0] * torque_scale`` [N·m].
+
+    Args:
+        network_file: checkpoint path (ONNX with metadata, weights .npz, or -- trusted only --
+            TorchScript / torch.export / pickled state dict).
+        network: alternatively an ``nn.Module`` mapping ``(batch, 2 * len(input_idx)) -> (batch, 1)``.
+        input_order: ``"pos_vel"`` or ``"vel_pos"``.
+        input_idx: history indices [substeps], e.g. ``[0, 2, 4]``.
+        pos_scale [1/rad], vel_scale [s/rad]: input scales (default 1).
+        torque_scale [N·m]: output scale (default 1); ``effort_scale`` is Newton's name for it.
+        allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
+        metadata: extra metadata for files that carry none.
+    """
+
+    KIND = "mlp"
+
+    def __init__(
+        self,
+        network_file: str | Path | None = None,
+        *,
+        network: nn.Module | None = None,
+        input_order: str | None = None,
+        input_idx: Sequence[int] | None = None,
+        pos_scale: float | None = None,
+        vel_scale: float | None = None,
+        torque_scale: float | None = None,
+        effort_scale: float | None = None,
+        allow_unsafe_checkpoint: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ):
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
+        me, m = type(self).__name__, self.metadata
+        if torque_scale is not None and effort_scale is not None and float(torque_scale) != float(effort_scale):
+            raise ValueError(f"{me}: torque_scale ({torque_scale}) and effort_scale ({effort_scale}) disagree; give one")
+        order = _pick("input_order", input_order, m, None)
+        if order not in ("pos_vel", "vel_pos"):
+            raise ValueError(
+                f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {order!r} "
+                f"({'not in the checkpoint metadata; pass input_order=' if order is None else self.net.source})"
+            )
+        idx = _pick("input_idx", input_idx, m, None)
+        if idx is None:
+            raise ValueError(f"{me}: input_idx is required (history indices, e.g. [0, 2, 4]); not in {self.net.source}")
+        raw_idx = list(idx) if isinstance(idx, (list, tuple, np.ndarray, torch.Tensor)) else None
+        if (
+            not raw_idx
+            or any(isinstance(i, bool) or not float(i).is_integer() for i in raw_idx)
+            or min(float(i) for i in raw_idx) < 0
+        ):
+            raise ValueError(f"{me}: input_idx must be a non-empty list of integers >= 0, got {idx!r}")
+        idx = [int(i) for i in raw_idx]
+        self.input_order = order
+        self.input_idx = idx
+        self.history_length = max(idx) + 1
+        self.pos_scale = _finite_scale(me, "pos_scale", _pick("pos_scale", pos_scale, m, 1.0))
+        self.vel_scale = _finite_scale(me, "vel_scale", _pick("vel_scale", vel_scale, m, 1.0))
+        ts = torque_scale if torque_scale is not None else effort_scale
+        self.torque_scale = _finite_scale(me, "torque_scale", _pick("torque_scale", ts, m, 1.0, "effort_scale"))
+        self._validate(2 * len(idx))
+
+    def _setup(self, ctx):
+        n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
+        self._net = self._bind_net(ctx)
+        self._hist_e_t, self._hist_e = self._buffer(ctx, shape=(h, n, j))
+        self._hist_v_t, self._hist_v = self._buffer(ctx, shape=(h, n, j))
+        self._x_t = torch.zeros((2 * k, n * j), dtype=torch.float32, device=ctx.device)
+        self._x = ctx.ops.view(self._x_t)
+        self._pos_row = 0 if self.input_order == "pos_vel" else k
+        self._vel_row = k - self._pos_row
+        self._slot = h - 1  # the first compute writes slot 0
+
+    def reset(self, env_ids):
+        if env_ids is None:
+            self._hist_e_t.zero_()
+            self._hist_v_t.zero_()
+        else:
+            self._hist_e_t[:, env_ids] = 0.0
+            self._hist_v_t[:, env_ids] = 0.0
+
+    def compute(self, q, qd, tq, tqd, tff, dt, out):
+        xp, h = self._ctx.ops.xp, self.history_length
+        w = self._slot = (self._slot + 1) % h
+        xp.subtract(tq, q, out=self._hist_e[w])
+        self._hist_v[w][...] = qd
+        x, pr, vr = self._x, self._pos_row, self._vel_row
+        for k, i in enumerate(self.input_idx):
+            s = (w - i) % h
+            xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[pr + k])
+            xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[vr + k])
+        with torch.inference_mode():
+            y = self._net(self._x_t.T)
+            self._write_out(y, self.torque_scale, 0.0, out)
+
+
+# ---------------------------------------------------------------------------------------------
+class _RecurrentDrive(_NeuralDrive):
+    def _setup_state(self, ctx, in_features: int):
+        n, j = ctx.num_envs, ctx.num_joints
+        self._net = self._bind_net(ctx)
+        m = self.net.module
+        self._state_t = [
+            torch.zeros((m.num_layers, n * j, m.hidden_size), dtype=torch.float32, device=ctx.device)
+            for _ in range(m.num_states)
+        ]
+        self._x_t = torch.zeros((in_features, n * j), dtype=torch.float32, device=ctx.device)
+        self._x = ctx.ops.view(self._x_t)
+
+    @property
+    def hidden_state(self) -> tuple[torch.Tensor, ...]:
+        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``)."""
+        return tuple(self._state_t)
+
+    def reset(self, env_ids):
+        ctx = self._ctx
+        for s in self._state_t:
+            if env_ids is None:
+                s.zero_()
+            else:
+                s.view(s.shape[0], ctx.num_envs, ctx.num_joints, s.shape[2])[:, env_ids] = 0.0
+
+    def _run(self, scale: float, offset: float, out) -> None:
+        with torch.inference_mode():
+            y, new = self._net(self._x_t.T, tuple(self._state_t))
+            for s, v in zip(self._state_t, new):
+                s.copy_(v)
+            self._write_out(y, scale, offset, out)
+
+
+class DriveNeuralLSTM(_RecurrentDrive):
+    """LSTM actuator net (Rudin et al. 2022): input ``[e * pos_scale, qd * vel_scale]`` per element,
+    hidden and cell state ``(num_layers, num_envs * num_joints, hidden_size)``; output
+    ``net(...) * torque_scale`` [N·m]. Scales default to 1 (Isaac Lab's ActuatorNetLSTM has none).
+
+    TorchScript files follow Isaac Lab's convention: module attribute ``lstm`` (batch-first
+    ``nn.LSTM``) and ``forward(x (batch, 1, 2), (h, c)) -> (effort, (h, c))``. ONNX files take
+    ``input [1, batch, 2]``, ``h_in``, ``c_in`` (names from the metadata keys ``input_name``,
+    ``hidden_in_name``, ... when given).
+    """
+
+    KIND = "lstm"
+
+    def __init__(
+        self,
+        network_file: str | Path | None = None,
+        *,
+        network: nn.Module | None = None,
+        pos_scale: float | None = None,
+        vel_scale: float | None = None,
+        torque_scale: float | None = None,
+        effort_scale: float | None = None,
+        allow_unsafe_checkpoint: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ):
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
+        me, m = type(self).__name__, self.metadata
+        if torque_scale is not None and effort_scale is not None and float(torque_scale) != float(effort_scale):
+            raise ValueError(f"{me}: torque_scale ({torque_scale}) and effort_scale ({effort_scale}) disagree; give one")
+        self.pos_scale = _finite_scale(me, "pos_scale", _pick("pos_scale", pos_scale, m, 1.0))
+        self.vel_scale = _finite_scale(me, "vel_scale", _pick("vel_scale", vel_scale, m, 1.0))
+        ts = torque_scale if torque_scale is not None else effort_scale
+        self.torque_scale = _finite_scale(me, "torque_scale", _pick("torque_scale", ts, m, 1.0, "effort_scale"))
+        _check_recurrent(self.net, 2)
+        self._validate(2)
+
+    def _setup(self, ctx):
+        self._setup_state(ctx, 2)
+
+    def compute(self, q, qd, tq, tqd, tff, dt, out):
+        xp, x = self._ctx.ops.xp, self._x
+        e = x[0].reshape(q.shape)
+        xp.subtract(tq, q, out=e)
+        if self.pos_scale != 1.0:
+            xp.multiply(e, self.pos_scale, out=e)
+        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[1])
+        self._run(self.torque_scale, 0.0, out)
+
+
+def _check_recurrent(net: LoadedNetwork, _in: int) -> None:
+    m = net.module
+    for attr in ("num_layers", "hidden_size", "num_states"):
+        if not hasattr(m, attr):
+            raise ValueError(
+                f"{net.source}: a recurrent network needs attributes num_layers, hidden_size, num_states "
+                f"(see actuator_gym.actuators.checkpoints); missing {attr!r}"
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+class DriveNeuralGRU(_RecurrentDrive):
+    """GRU over named, normalized input columns (Newton's ``DriveNeuralGRU``).
+
+    Columns are drawn from :data:`GRU_INPUT_COLUMNS` plus at most one caller-supplied custom column
+    (any other name, e.g. ``"dynamic_bias"``). Each is normalized ``(x - mean) / std``; the output
+    is ``net(...) * torque_std + torque_mean`` [N·m] (a tanh / scale head lives inside the network).
+    ``dt`` must equal the training sample period ``sample_dt_s`` (``ValueError`` otherwise).
+
+    **Custom column.** Before every ``compute``, supply its values ``(num_envs, num_joints)`` with
+    ``model.drive.set_custom_input(values)``; a compute without fresh values raises ``ValueError``
+    (stale inputs would silently corrupt the recurrent state).
+
+    Metadata keys: ``input_columns``, ``sample_dt_s``, ``normalization = {"inputs": {"mean": {col: v},
+    "std": {col: v}}, "targets": {"mean": {"torque": v}, "std": {"torque": v}}}``; keywords override.
+    """
+
+    KIND = "gru"
+
+    def __init__(
+        self,
+        network_file: str | Path | None = None,
+        *,
+        network: nn.Module | None = None,
+        input_columns: Sequence[str] | None = None,
+        input_mean: Mapping[str, float] | Sequence[float] | None = None,
+        input_std: Mapping[str, float] | Sequence[float] | None = None,
+        torque_mean: float | None = None,
+        torque_std: float | None = None,
+        sample_dt_s: float | None = None,
+        allow_unsafe_checkpoint: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ):
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
+        me, m = type(self).__name__, self.metadata
+        cols = _pick("input_columns", input_columns, m, None)
+        if not cols:
+            raise ValueError(f"{me}: input_columns is required (not in {self.net.source}); known: {list(GRU_INPUT_COLUMNS)}")
+        cols = [str(c) for c in cols]
+        custom = [c for c in cols if c not in GRU_INPUT_COLUMNS]
+        if len(custom) > 1:
+            raise ValueError(
+                f"{me}: at most one custom input column is allowed, got {custom}; built-in columns are {list(GRU_INPUT_COLUMNS)}"
+            )
+        if len(set(cols)) != len(cols):
+            raise ValueError(f"{me}: input_columns has duplicates: {cols}")
+        self.input_columns = cols
+        self.custom_column = custom[0] if custom else None
+        norm = m.get("normalization", {}) or {}
+        inp, tgt = norm.get("inputs", {}) or {}, norm.get("targets", {}) or {}
+
+        def per_col(given, stored, default, what):
+            if given is None:
+                given = stored
+            if isinstance(given, Mapping):
+                vals = [given.get(c, default) for c in cols]
+            else:
+                vals = list(given)
+                if len(vals) != len(cols):
+                    raise ValueError(f"{me}: {what} needs {len(cols)} values (one per input column), got {len(vals)}")
+            return [_finite_scale(me, f"{what}[{c}]", v) for c, v in zip(cols, vals)]
+
+        self.input_mean = per_col(input_mean, inp.get("mean", {}), 0.0, "input_mean")
+        self.input_std = per_col(input_std, inp.get("std", {}), 1.0, "input_std")
+        for c, s in zip(cols, self.input_std):
+            if s <= 0:
+                raise ValueError(f"{me}: input_std for column {c!r} must be > 0, got {s}")
+        tm = torque_mean if torque_mean is not None else (tgt.get("mean", {}) or {}).get("torque", 0.0)
+        tsd = torque_std if torque_std is not None else (tgt.get("std", {}) or {}).get("torque", 1.0)
+        self.torque_mean = _finite_scale(me, "torque_mean", tm)
+        self.torque_std = _finite_scale(me, "torque_std", tsd)
+        dt_s = _pick("sample_dt_s", sample_dt_s, m, None)
+        self.sample_dt_s = None if dt_s is None else _finite_scale(me, "sample_dt_s", dt_s)
+        if self.sample_dt_s is not None and self.sample_dt_s <= 0:
+            raise ValueError(f"{me}: sample_dt_s must be > 0 s, got {self.sample_dt_s}")
+        _check_recurrent(self.net, len(cols))
+        self._validate(len(cols))
+
+    def _setup(self, ctx):
+        self._setup_state(ctx, len(self.input_columns))
+        self._tmp_t, self._tmp = self._buffer(ctx)
+        self._custom_t, self._custom = self._buffer(ctx)
+        self._custom_fresh = False
+
+    def set_custom_input(self, values: Any) -> None:
+        """Values of the custom input column for the next ``compute``, ``(num_envs, num_joints)``."""
+        ctx = self._ctx
+        if self.custom_column is None:
+            raise ValueError(f"{ctx.owner}: this GRU has no custom input column (columns: {self.input_columns})")
+        t = torch.as_tensor(values.cpu() if isinstance(values, torch.Tensor) and ctx.device.type == "cpu" else values)
+        if tuple(t.shape) != (ctx.num_envs, ctx.num_joints):
+            raise ValueError(
+                f"{ctx.owner}: custom input {self.custom_column!r} must have shape "
+                f"{(ctx.num_envs, ctx.num_joints)} (num_envs, num_joints), got {tuple(t.shape)}"
+            )
+        self._custom_t.copy_(t.to(self._custom_t.device, self._custom_t.dtype))
+        self._custom_fresh = True
+
+    def compute(self, q, qd, tq, tqd, tff, dt, out):
+        ctx = self._ctx
+        xp, x, tmp = ctx.ops.xp, self._x, self._tmp
+        if self.sample_dt_s is not None:
+            if dt is None or not math.isclose(float(dt), self.sample_dt_s, rel_tol=1e-6, abs_tol=1e-12):
+                raise ValueError(
+                    f"{ctx.owner}: DriveNeuralGRU was trained at sample_dt_s={self.sample_dt_s} s; compute got dt={dt} "
+                    f"(the substep must equal the training sample period)"
+                )
+        if self.custom_column is not None and not self._custom_fresh:
+            raise ValueError(
+                f"{ctx.owner}: the GRU input column {self.custom_column!r} is caller-supplied; call "
+                f"model.drive.set_custom_input(values) before every compute"
+            )
+        for r, (col, mean, std) in enumerate(zip(self.input_columns, self.input_mean, self.input_std)):
+            row = x[r].reshape(q.shape)
+            if col == "position":
+                src = q
+            elif col == "target_position":
+                src = tq
+            elif col == "position_error":
+                src = xp.subtract(tq, q, out=tmp)
+            elif col == "velocity":
+                src = qd
+            elif col == "target_velocity":
+                src = tqd
+            elif col == "velocity_error":
+                src = xp.subtract(tqd, qd, out=tmp)
+            else:
+                src = self._custom
+            xp.subtract(src, mean, out=row)
+            xp.divide(row, std, out=row)
+        self._custom_fresh = False
+        self._run(self.torque_std, self.torque_mean, out)
