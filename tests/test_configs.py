@@ -89,3 +89,14 @@ def test_experiment_with_preset_reference(tmp_path):
 def test_thruster_preset():
     t = configs.load("arl_quadrotor")
     assert t.thrusters.thrust_range == [0.1, 10.0] or tuple(t.thrusters.thrust_range) == (0.1, 10.0)
+
+
+def test_learned_net_preset_resolves_its_network_next_to_the_yaml():
+    preset = configs.load("learned_mlp")
+    cfg = preset.actuators["all"]
+    assert isinstance(cfg, ag.ActuatorNetMLPCfg) and cfg.network_file.endswith("configs/actuators/nets/dc_motor_mlp.onnx")
+    m = cfg.build(joint_names=["a", "b"], num_envs=2)
+    import numpy as np
+
+    out = m.compute(joint_pos=np.zeros((2, 2)), joint_vel=np.zeros((2, 2)), target_pos=np.full((2, 2), 0.3))
+    assert out.shape == (2, 2) and float(out.abs().max()) <= 20.0

@@ -134,15 +134,18 @@ def test_default_actuators_are_delayed_dc_motors():
     assert (lag == lag[:, :1]).all()  # one lag per env, shared by its joints
 
 
-def test_actuator_net_preset():
-    from actuator_gym.actuators import models
+def test_actuator_net_preset_runs_the_bundled_learned_net():
+    from actuator_gym.configs import preset_dir
 
-    if getattr(models, "ActuatorNetMLPCfg", None) is None:
-        with pytest.raises(ValueError, match="ActuatorNetMLPCfg"):
-            actuator_net_cfg("net.pt")
-    else:
-        cfg = actuator_net_cfg("net.pt")
-        assert cfg.network_file == "net.pt" and cfg.actuator_effort_limit == GO1_EFFORT_LIMIT
+    net = str(preset_dir() / "actuators" / "nets" / "dc_motor_mlp.onnx")
+    cfg = actuator_net_cfg(net)
+    assert cfg.network_file == net and cfg.actuator_effort_limit == GO1_EFFORT_LIMIT
+    task = QuadrupedTask(num_envs=2, seed=0, actuators={"legs": cfg})
+    task.reset(seed=0)
+    for _ in range(5):
+        obs, rew, term, trunc, info = task.step(np.zeros((2, 12)))
+    tau = info["actuator"]["applied_effort"]
+    assert np.isfinite(obs).all() and np.abs(tau).max() <= GO1_EFFORT_LIMIT + 1e-4 and np.abs(tau).max() > 0
 
 
 # -- physics -----------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from ..actuators.models import DCMotorCfg, IdealPDActuatorCfg
+from ..actuators.models import ActuatorNetMLPCfg, DCMotorCfg, IdealPDActuatorCfg
 from .task import BatchedTask, TaskCfg
 
 __all__ = [
@@ -389,18 +389,11 @@ def ideal_pd_cfg(**overrides: Any) -> IdealPDActuatorCfg:
     return IdealPDActuatorCfg(**kw)
 
 
-def actuator_net_cfg(network_file: str, **overrides: Any):
-    """Preset: a learned actuator network (``ActuatorNetMLPCfg``) loaded from ``network_file``, with
-    the Go1-class limits (23.7 N·m, 30 rad/s). Needs ``ActuatorNetMLPCfg`` in
-    ``actuator_gym.actuators.models``; raises ``ValueError`` where the runtime lacks it."""
-    from ..actuators import models
-
-    cls = getattr(models, "ActuatorNetMLPCfg", None)
-    if cls is None:
-        raise ValueError(
-            "actuator_net_cfg: this actuator_gym has no ActuatorNetMLPCfg (actuator_gym.actuators.models); "
-            "use go1_dc_motor_cfg() or ideal_pd_cfg()"
-        )
+def actuator_net_cfg(network_file: str, **overrides: Any) -> ActuatorNetMLPCfg:
+    """Preset: a learned actuator network (``ActuatorNetMLPCfg``, ONNX or -- with
+    ``allow_unsafe_checkpoint=True`` -- TorchScript) from ``network_file``, followed by the DC-motor
+    clamp with the Go1-class limits (23.7 N·m, 30 rad/s). The bundled example net is
+    ``configs/actuators/nets/dc_motor_mlp.onnx`` (preset ``learned_mlp``)."""
     kw = dict(
         joint_names_expr=[".*"],
         network_file=network_file,
@@ -409,7 +402,7 @@ def actuator_net_cfg(network_file: str, **overrides: Any):
         actuator_velocity_limit=GO1_VELOCITY_LIMIT,
     )
     kw.update(overrides)
-    return cls(**kw)
+    return ActuatorNetMLPCfg(**kw)
 
 
 # ---------------------------------------------------------------------------------------------

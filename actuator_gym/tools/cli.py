@@ -293,7 +293,10 @@ def cmd_fit(args) -> int:
         from .. import fit
     except ImportError as exc:
         raise CliError(f"the actuator-network fitting tool is not available: {exc}") from None
-    return int(fit.main(args.fit_args) or 0)
+    fit_args = list(args.fit_args)
+    if fit_args[:1] == ["--"]:
+        fit_args = fit_args[1:]
+    return int(fit.main(fit_args) or 0)
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -352,6 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv[:1]
+    rest = argv[1:] if debug else argv
+    if rest[:1] == ["fit"]:  # the fit tool parses its own options (incl. --help)
+        argv = (["--debug"] if debug else []) + ["fit", "--", *rest[1:]]
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
