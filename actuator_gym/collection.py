@@ -121,8 +121,11 @@ class OutputCommand:
         self.effort = torch.zeros_like(like)
 
 
+_NO_KW: dict[str, Any] = {}
+
+
 class _Group:
-    __slots__ = ("name", "model", "ids", "cols", "views")
+    __slots__ = ("name", "model", "ids", "cols", "views", "implicit_effort")
 
     def __init__(self, name: str, model: Actuator, ids: list[int]):
         self.name, self.model = name, model
@@ -130,6 +133,7 @@ class _Group:
         contiguous = ids == list(range(ids[0], ids[0] + len(ids)))
         self.cols = slice(ids[0], ids[-1] + 1) if contiguous else np.asarray(ids)
         self.views = None  # cached column views of the collection's buffers (contiguous groups)
+        self.implicit_effort = getattr(model, "effort_mode", "explicit") == "implicit"
 
 
 class ActuatorCollection(Mapping):
@@ -198,6 +202,7 @@ class ActuatorCollection(Mapping):
             )
             self._groups[gname] = _Group(gname, model, ids)
 
+        self._needs_mass = any(grp.implicit_effort for grp in self._groups.values())
         self.passive_joints = tuple(n for i, n in enumerate(self.joint_names) if i not in owner)
         if self.passive_joints:
             warnings.warn(
@@ -272,7 +277,20 @@ class ActuatorCollection(Mapping):
 
     @property
     def implicit_groups(self) -> list[str]:
+        """Groups integrated by the physics engine (solver-side servos, ``ImplicitActuatorCfg``)."""
         return [g for g, grp in self._groups.items() if grp.model.is_implicit]
+
+    @property
+    def implicit_effort_groups(self) -> list[str]:
+        """Groups in ``effort_mode="implicit"`` (Stable-PD; they need the mass-matrix terms)."""
+        return [g for g, grp in self._groups.items() if grp.implicit_effort]
+
+    @property
+    def needs_mass_matrix(self) -> bool:
+        """Whether some group is in ``effort_mode="implicit"``: then every ``compute`` needs
+        ``inverse_mass=`` (and optionally ``bias_force=``) over the collection's joints, e.g. from
+        ``backend.mass_matrix_terms(range(collection.num_joints))``."""
+        return self._needs_mass
 
     # -- runtime ----------------------------------------------------------------------------
     def _view_in(self, x: Any, name: str):
@@ -293,23 +311,38 @@ class ActuatorCollection(Mapping):
             )
         return torch.from_numpy(arr).to(self.device) if self.ops.name == "torch" else arr
 
-    def compute(self, joint_pos: Any, joint_vel: Any, dt: float | None = None, **kwargs: Any) -> torch.Tensor:
+    def compute(
+        self,
+        joint_pos: Any,
+        joint_vel: Any,
+        dt: float | None = None,
+        inverse_mass: Any = None,
+        bias_force: Any = None,
+    ) -> torch.Tensor:
         """Run every group for one physics substep on the current ``target_command``.
 
         joint_pos [rad or m], joint_vel [rad/s or m/s]: ``(num_envs, num_joints)``. Returns the
         applied effort ``(num_envs, num_joints)`` (the collection's buffer; copy it to keep it).
-        Extra keyword arguments (``inverse_mass=``, ``bias_force=``) go to every group.
+
+        inverse_mass ``(num_envs, num_joints, num_joints)`` [1/kg, rad²/(kg·m²)] and bias_force
+        ``(num_envs, num_joints)`` [N·m or N] are the articulation's inverse joint-space mass
+        matrix and bias force (Coriolis + gravity) over the collection's joints, needed when
+        :attr:`needs_mass_matrix` (some group in ``effort_mode="implicit"``): each such group gets
+        the rows and columns of its joints; explicit groups get nothing (and without implicit
+        groups both arguments are ignored).
         """
         q, qd = self._view_in(joint_pos, "joint_pos"), self._view_in(joint_vel, "joint_vel")
         if self.ops.name == "numpy":
             q = q.numpy() if isinstance(q, torch.Tensor) else q
             qd = qd.numpy() if isinstance(qd, torch.Tensor) else qd
+        mass = self._mass_terms(inverse_mass, bias_force) if self._needs_mass else None
         v = self._views
         for grp in self._groups.values():
             c, m = grp.cols, grp.model
+            kw = _NO_KW if mass is None else mass.get(grp.name, _NO_KW)
             if grp.views is not None:  # hot path: cached views, outputs written in place
                 pos, vel, eff, out_pos, out_vel, out_eff = grp.views
-                m.compute_arrays(q[:, c], qd[:, c], pos, vel, eff, dt, **kwargs)
+                m.compute_arrays(q[:, c], qd[:, c], pos, vel, eff, dt, **kw)
                 if not self._alias_command:
                     dq, dqd, _ = m.delayed_command
                     out_pos[...] = dq
@@ -317,7 +350,7 @@ class ActuatorCollection(Mapping):
                 if not self._alias_effort:
                     out_eff[...] = m.delayed_command[2] if m.is_implicit else m._applied
                 continue
-            m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kwargs)
+            m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kw)
             v["computed"][:, c] = m._computed
             v["applied"][:, c] = m._applied
             dq, dqd, dff = m.delayed_command
@@ -327,6 +360,41 @@ class ActuatorCollection(Mapping):
             if not self._alias_effort:
                 v["out_eff"][:, c] = dff if m.is_implicit else m._applied
         return self.applied_effort
+
+    def _mass_terms(self, inverse_mass: Any, bias_force: Any) -> dict[str, dict[str, Any]]:
+        """``{group: {inverse_mass: (N, Jg, Jg), bias_force: (N, Jg) | None}}`` for the implicit-effort groups."""
+        n, j = self.num_envs, self.num_joints
+        if inverse_mass is None:
+            raise ValueError(
+                f"ActuatorCollection: groups {self.implicit_effort_groups} use effort_mode='implicit' and need "
+                f"inverse_mass= ({n}, {j}, {j}) (num_envs, num_joints, num_joints): the inverse joint-space mass "
+                f"matrix over the collection's joints (e.g. backend.mass_matrix_terms(range({j})))"
+            )
+        A = inverse_mass if isinstance(inverse_mass, (np.ndarray, torch.Tensor)) else np.asarray(inverse_mass, dtype=np.float64)
+        if tuple(A.shape) != (n, j, j):
+            raise ValueError(
+                f"ActuatorCollection: inverse_mass must have shape ({n}, {j}, {j}) (num_envs, num_joints, "
+                f"num_joints), got {tuple(A.shape)}"
+            )
+        b = bias_force
+        if b is not None:
+            b = b if isinstance(b, (np.ndarray, torch.Tensor)) else np.asarray(b, dtype=np.float64)
+            if tuple(b.shape) != (n, j):
+                raise ValueError(
+                    f"ActuatorCollection: bias_force must have shape ({n}, {j}) (num_envs, num_joints), got {tuple(b.shape)}"
+                )
+        out = {}
+        for grp in self._groups.values():
+            if not grp.implicit_effort:
+                continue
+            c = grp.cols
+            if isinstance(c, slice):
+                block = A[:, c, c]
+            else:
+                idx = c if isinstance(A, np.ndarray) else torch.as_tensor(c, device=A.device)
+                block = A[:, idx][:, :, idx]
+            out[grp.name] = {"inverse_mass": block, "bias_force": None if b is None else b[:, c]}
+        return out
 
     def reset(self, env_ids: Any = None) -> None:
         """Reset the listed envs (None = all) of every group; other envs are untouched."""

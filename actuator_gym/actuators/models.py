@@ -82,6 +82,18 @@ class ActuatorBaseCfg:
     """[physics substeps]: largest command lag; lags are drawn per env at every reset."""
     per_joint_delay: bool = False
     """Draw a lag per env and joint instead of per env."""
+    effort_mode: str = "explicit"
+    """How the model's effort enters the physics substep. ``"explicit"`` (default): the drive is
+    evaluated at the measured state and its clamped effort held over the substep (zero-order
+    hold). ``"implicit"`` (Stable-PD): the drive + clamp chain is solved at the predicted
+    end-of-substep state, using the inverse joint-space mass matrix of the group's DOFs
+    (``compute(..., inverse_mass=(num_envs, J, J), bias_force=(num_envs, J))``; the wrapper and
+    the batched tasks fetch it from the MuJoCo backend every substep), which stays stable at
+    stiff gains and large substeps where explicit PD oscillates or diverges. The effort is still
+    computed by the actuator model and applied as a generalized force, so every clamp (DC-motor
+    envelope, limits) acts on it. PD/PID drives only: learned-net configs reject ``"implicit"``.
+    Not to be confused with :class:`ImplicitActuatorCfg`, where the physics engine itself
+    integrates a PD servo (solver-side; no actuator-model clamps beyond a force limit)."""
     randomization: dict[str, Any] = field(default_factory=dict)
     """``{field name: Distribution}``: re-sampled per env at every reset, from the nominal value."""
     # deprecated Isaac Lab aliases (DeprecationWarning; conflicting values -> ValueError)
@@ -108,6 +120,7 @@ class ActuatorBaseCfg:
             setattr(self, old, None)
         if isinstance(self.joint_names_expr, str):
             self.joint_names_expr = [self.joint_names_expr]
+        _check_effort_mode(self, self.effort_mode, supported=False)
         unknown = set(self.randomization) - {f.name for f in fields(self)}
         if unknown:
             raise ValueError(
@@ -137,8 +150,10 @@ class ActuatorBaseCfg:
         """Bind this recipe to the joints of ``joint_names`` it matches, for ``num_envs`` envs.
 
         Extra keyword arguments (``dtype``, ``check_finite``, ``array_backend``, ``name``,
-        ``effort_mode``) go to :class:`Actuator`.
+        ``effort_mode``) go to :class:`Actuator`; ``effort_mode`` defaults to the config's field.
         """
+        kwargs.setdefault("effort_mode", self.effort_mode)
+        _check_effort_mode(self, kwargs["effort_mode"])
         names = self.select_joints(joint_names)
         recipe = self.recipe()
         aliases = recipe.pop("aliases", {})
@@ -160,6 +175,20 @@ class ActuatorBaseCfg:
         )
         model.cfg = self
         return model
+
+
+_EFFORT_MODES = ("explicit", "implicit")
+
+
+def _check_effort_mode(cfg: "ActuatorBaseCfg", mode: Any, supported: bool = True) -> None:
+    """``ValueError`` unless ``mode`` is an effort mode (and, with ``supported``, one this config's
+    model supports: checked at build)."""
+    name = type(cfg).__name__
+    if mode not in _EFFORT_MODES:
+        raise ValueError(f"{name}: effort_mode must be one of {list(_EFFORT_MODES)}, got {mode!r}")
+    reason = getattr(cfg, "_no_implicit_effort", None)
+    if supported and mode == "implicit" and reason:
+        raise ValueError(f"{name}: effort_mode='implicit' is not supported: {reason}; use effort_mode='explicit'")
 
 
 def _same(a, b) -> bool:
@@ -267,9 +296,18 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
     gains and substeps where an explicit PD diverges. The built model's ``compute`` returns the PD
     estimate clipped to the solver limit (``joint_effort_limit``, else ``actuator_effort_limit``); a
     backend that reports the force actually applied overwrites the telemetry with it.
+
+    Different from ``effort_mode="implicit"`` on the explicit models (e.g.
+    ``IdealPDActuatorCfg(effort_mode="implicit")``): there the actuator model itself solves its
+    drive and clamp chain (DC-motor envelope included) at the predicted end-of-substep state and
+    applies the result as a generalized force; here the engine's own servo does the integration.
     """
 
     implicit: bool = field(default=True, init=False)
+    _no_implicit_effort = (
+        "ImplicitActuatorCfg is integrated by the physics engine (solver-side servo); effort_mode applies "
+        "to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)"
+    )
 
     def recipe(self):
         limit = self.joint_effort_limit if self.joint_effort_limit is not None else self.actuator_effort_limit
@@ -290,6 +328,7 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
 # ---------------------------------------------------------------------------------------------
 @dataclass(kw_only=True)
 class _ActuatorNetCfg(DCMotorCfg):
+    _no_implicit_effort = "a learned actuator network has no implicit (Stable-PD) form"
     network_file: str | None = None
     """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
     ``allow_unsafe_checkpoint=True``)."""
