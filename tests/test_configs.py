@@ -100,3 +100,19 @@ def test_learned_net_preset_resolves_its_network_next_to_the_yaml():
 
     out = m.compute(joint_pos=np.zeros((2, 2)), joint_vel=np.zeros((2, 2)), target_pos=np.full((2, 2), 0.3))
     assert out.shape == (2, 2) and float(out.abs().max()) <= 20.0
+
+
+def test_effort_mode_in_presets(tmp_path):
+    p = write(tmp_path, """
+        kind: actuators
+        groups:
+          legs: {model: DCMotor, stiffness: 2000.0, damping: 20.0, saturation_effort: 30.0,
+                 actuator_velocity_limit: 10.0, effort_mode: implicit}
+          tail: {model: IdealPD, stiffness: 5.0}
+    """)
+    acts = configs.load(p).actuators
+    assert acts["legs"].effort_mode == "implicit" and acts["tail"].effort_mode == "explicit"
+    assert acts["legs"].build(joint_names=["a"]).effort_mode == "implicit"
+    bad = write(tmp_path, "kind: actuators\ngroups:\n  g: {model: IdealPD, effort_mode: semi}\n", "bad.yaml")
+    with pytest.raises(configs.ConfigError, match=r"groups.g: .*effort_mode must be one of \['explicit', 'implicit'\], got 'semi'"):
+        configs.load(bad)

@@ -74,6 +74,12 @@ fields (``actuators=...``, ``episode_length_s=...``) or go to the constructor (`
 Backends: ``backend="mujoco"`` (default; numpy actuator path, ``mujoco.batch``), ``"mujoco_warp"``
 or ``"newton"``, with ``device="cpu"`` or ``"cuda[:N]"`` (constructor / ``make`` keyword arguments;
 see ``docs/backends.md``). See ``docs/tasks.md`` for a worked example.
+
+Implicit effort mode: when a group's config has ``effort_mode="implicit"``
+(``collection.needs_mass_matrix``), the default ``run_substeps`` fetches
+``backend.mass_matrix_terms`` (inverse mass matrix and bias force of the current state) every
+substep and passes them to ``collection.compute``; backends without them (``mujoco_warp``,
+``newton``) are rejected at construction with a ``ValueError``. See ``docs/neural.md``.
 """
 
 from __future__ import annotations
@@ -367,6 +373,18 @@ class BatchedTask(VectorEnv):
                 f"{type(self).__name__}: groups {self.collection.implicit_groups} are implicit (solver-side); "
                 "the batched task applies explicit efforts only"
             )
+        self._mass_ids = None  # joints whose mass-matrix terms the substeps fetch (implicit effort mode)
+        if self.collection.needs_mass_matrix:
+            self._mass_ids = np.arange(len(self.joint_names))
+            try:
+                self.backend.mass_matrix_terms(self._mass_ids)
+            except NotImplementedError as exc:
+                raise ValueError(
+                    f"{type(self).__name__}: groups {self.collection.implicit_effort_groups} use "
+                    f"effort_mode='implicit', which needs the inverse mass matrix from the physics backend; "
+                    f"backend {backend!r} does not provide it ({exc}); use backend='mujoco' or "
+                    "effort_mode='explicit'"
+                ) from None
         self._setup_actions()
         self._field_rands = [_FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 
@@ -637,11 +655,18 @@ class BatchedTask(VectorEnv):
         sat[:] = False
         applied = coll.applied_effort.numpy()
         computed = coll.computed_effort.numpy()
+        mass_ids = self._mass_ids
+        last = self.decimation - 1
         for k in range(self.decimation):
             q, qd = be.joint_pos(), be.joint_vel()
-            coll.compute(joint_pos=q, joint_vel=qd, dt=dt)
+            if mass_ids is None:
+                coll.compute(joint_pos=q, joint_vel=qd, dt=dt)
+            else:  # implicit effort mode: M^-1 and bias of the current state, every substep
+                inv_mass, bias = be.mass_matrix_terms(mass_ids)
+                coll.compute(joint_pos=q, joint_vel=qd, dt=dt, inverse_mass=inv_mass, bias_force=bias)
             be.set_joint_effort(applied)
-            be.step(derived=k == self.decimation - 1)
+            # with mass-matrix terms, the pass that makes them current runs inside the step
+            be.step(derived=mass_ids is not None or k == last)
             p = applied * qd
             power += p
             energy += np.abs(p) * dt

@@ -6,6 +6,7 @@ directly and compare the numbers the CLI writes against it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -15,7 +16,13 @@ import numpy as np
 from ..actuators import models as M
 from ..envs.pendulum import HOLDING_TORQUE, PendulumTask
 
-__all__ = ["Recording", "record_pendulum", "step_metrics", "SWEEPS", "sweep_cases", "demo_cases", "dc_envelope"]
+__all__ = [
+    "Recording", "record_pendulum", "step_metrics", "diverged", "divergence_substep", "until_divergence", "SWEEPS", "sweep_cases", "demo_cases", "dc_envelope",
+]
+
+DIVERGED_SPEED = 1e4
+"""[rad/s]: a recorded joint speed beyond this (or a non-finite state, or an engine reset) marks a
+run as diverged; the stiffest stable runs of the ``implicit`` sweep peak near 100 rad/s."""
 
 
 @dataclass
@@ -31,6 +38,7 @@ class Recording:
     target: float  # [rad]
     physics_dt: float  # [s]
     cfg: Any = None
+    reset_substep: int = -1  # first substep after MuJoCo reset the world on an unstable state (-1: none)
 
 
 def record_pendulum(
@@ -49,6 +57,7 @@ def record_pendulum(
     kwargs = dict(initial_angle_range=(0.0, 0.0), episode_length_s=seconds + step_at_s + 1.0, **pendulum_kwargs)
     task = PendulumTask(num_envs=1, actuators=dict(actuators), **kwargs)
     rows: list[tuple[float, float, float, float]] = []
+    times: list[float] = []
 
     def on_substep(tk, _i):
         rows.append((
@@ -57,6 +66,7 @@ def record_pendulum(
             float(tk.collection.computed_effort[0, 0]),
             float(tk.collection.applied_effort[0, 0]),
         ))
+        times.append(float(tk.backend.time[0]))
 
     task.reset(seed=seed)
     hold = np.zeros((1, task.num_actions), dtype=np.float32)
@@ -71,7 +81,9 @@ def record_pendulum(
     arr = np.asarray(rows, dtype=np.float64)
     dt = task.cfg.physics_dt
     t = np.arange(1, len(arr) + 1) * dt
-    rec = Recording(label, t, arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], float(target), dt, actuators)
+    back = np.flatnonzero(np.diff(times) <= 0) if len(times) > 1 else np.zeros(0, int)  # mj_resetData on instability
+    reset = int(back[0]) + 1 if back.size else -1
+    rec = Recording(label, t, arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3], float(target), dt, actuators, reset)
     rec.q0 = q0
     return rec
 
@@ -104,6 +116,35 @@ def step_metrics(rec: Recording, settle_window_s: float = 0.5) -> dict[str, floa
         "energy_J": float(np.sum(np.abs(rec.applied_effort * rec.qd)) * rec.physics_dt),
         "final_angle_deg": float(math.degrees(np.mean(rec.q[-n_tail:]))),
     }
+
+
+def divergence_substep(rec: Recording) -> int:
+    """The first substep at which a run is unstable (-1: never): a non-finite state, a joint speed
+    above :data:`DIVERGED_SPEED`, or MuJoCo resetting the world (its warning "Nan, Inf or huge value")."""
+    with np.errstate(all="ignore"):
+        bad = ~np.isfinite(rec.q) | ~np.isfinite(rec.qd) | (np.abs(rec.qd) > DIVERGED_SPEED)
+    hits = [int(np.argmax(bad))] if bad.any() else []
+    if rec.reset_substep >= 0:
+        hits.append(rec.reset_substep)
+    return min(hits) if hits else -1
+
+
+def diverged(rec: Recording) -> bool:
+    """Whether a run went unstable (see :func:`divergence_substep`)."""
+    return divergence_substep(rec) >= 0
+
+
+def until_divergence(rec: Recording) -> Recording:
+    """The recording cut after its first unstable substep (labelled "diverged"), for plotting;
+    a stable recording unchanged."""
+    i = divergence_substep(rec)
+    if i < 0:
+        return rec
+    k = i + 1
+    out = dataclasses.replace(rec, label=f"{rec.label} (diverged)", t=rec.t[:k], q=rec.q[:k], qd=rec.qd[:k],
+                              computed_effort=rec.computed_effort[:k], applied_effort=rec.applied_effort[:k])
+    out.q0 = getattr(rec, "q0", 0.0)
+    return out
 
 
 def first_crossing_substep(rec: Recording, threshold: float) -> int:
@@ -152,8 +193,16 @@ SWEEPS: dict[str, tuple[list[float], str]] = {
     "effort_limit": ([1.0, 2.0, 3.0, 4.0, 6.0], "N·m"),
     "velocity_limit": ([0.5, 1.0, 2.0, 4.0, 8.0], "rad/s"),
     "delay": ([0, 6, 12, 24, 48], "substeps"),
+    "implicit": ([200.0, 2000.0, 20000.0], "N·m/rad"),
 }
-"""``actuator-gym sweep PARAM``: the values swept and their unit."""
+"""``actuator-gym sweep PARAM``: the values swept and their unit. ``implicit`` runs each stiffness
+(damping ``stiffness / 100`` N·m·s/rad, no effort limit) in explicit and in implicit
+(Stable-PD) effort mode at the pendulum's 1/360 s substep: explicit PD diverges at the stiffest
+gain (semi-implicit Euler needs ``h kd / I < 2``; here ``h kd / I = 200 / 360 / 0.15 = 3.7``),
+implicit stays stable."""
+
+IMPLICIT_KD_RATIO = 0.01
+"""[s]: damping / stiffness of the ``implicit`` sweep (a 10 ms PD time constant)."""
 
 
 def sweep_cases(param: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -162,6 +211,13 @@ def sweep_cases(param: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         raise ValueError(f"unknown sweep parameter {param!r}; choose one of {sorted(SWEEPS)}")
     values, unit = SWEEPS[param]
     out = []
+    if param == "implicit":
+        for mode in ("explicit", "implicit"):
+            for v in values:
+                cfg = M.IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=v, damping=IMPLICIT_KD_RATIO * v,
+                                           actuator_effort_limit=math.inf, effort_mode=mode)
+                out.append((f"{mode}, stiffness = {v:g} {unit}", {"p": cfg}, {}))
+        return out
     for v in values:
         label = f"{param} = {v:g} {unit}"
         if param in ("stiffness", "damping"):

@@ -154,8 +154,15 @@ def cmd_sweep(args) -> int:
         if args.param == "effort_limit":
             limit = float(label.split("=")[1].split()[0])
             row["predicted_stall_deg"] = math.degrees(analysis.stall_angle(limit)) if limit < analysis.HOLDING_TORQUE else float("nan")
+        if args.param == "implicit":  # a diverged run's step metrics are meaningless: nan
+            bad = analysis.diverged(r)
+            row = {"case": label, "diverged": bad, **{k: (float("nan") if bad else v) for k, v in row.items() if k != "case"}}
         rows.append(row)
-    png = plots.step_responses(recs, out / f"sweep_{args.param}.png", f"Pendulum: {args.param} sweep (step to {args.target_deg:g} deg)")
+    ylim = (min(-10.0, args.target_deg - 100.0), args.target_deg + 100.0) if args.param == "implicit" else None
+    if args.param == "implicit":
+        recs = [analysis.until_divergence(r) for r in recs]  # a diverged trace stops where it blew up
+    png = plots.step_responses(recs, out / f"sweep_{args.param}.png",
+                               f"Pendulum: {args.param} sweep (step to {args.target_deg:g} deg)", ylim=ylim)
     csv_path = _write_csv(out / f"sweep_{args.param}.csv", rows)
     _print_table(rows)
     print(f"\nWrote {png} and {csv_path}")

@@ -18,13 +18,18 @@ def _plt():
     return plt
 
 
-def step_responses(recs: Sequence, path: Path, title: str) -> Path:
-    """Joint angle over time for several recordings, with the target."""
+def step_responses(recs: Sequence, path: Path, title: str, ylim: tuple[float, float] | None = None) -> Path:
+    """Joint angle over time for several recordings, with the target. ``ylim`` [deg] clips the
+    axis (diverging runs would otherwise flatten every other curve); non-finite samples are skipped."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
     for r in recs:
-        ax.plot(r.t, np.degrees(r.q), label=r.label, lw=1.6)
+        with np.errstate(all="ignore"):
+            q = np.degrees(np.where(np.isfinite(r.q), r.q, np.nan))
+        ax.plot(r.t, q, label=r.label, lw=1.6)
     ax.axhline(math.degrees(recs[0].target), color="k", ls="--", lw=1, label="target")
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.set_xlabel("time since step command [s]")
     ax.set_ylabel("joint angle [deg]")
     ax.set_title(title)

@@ -160,6 +160,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._last = {k: self._last_all[i : i + 1] for i, k in enumerate(("q", "qd", "computed", "applied", "power"))}
         self._ctrl = data.ctrl
         self._dt = float(self.backend.physics_dt)
+        # effort_mode="implicit" groups: M^-1 and bias of the current state, fetched every substep
+        self._mass_ids = np.arange(len(model_order)) if self.collection.needs_mass_matrix else None
         self._set_frame_skip(int(self._sim.frame_skip))
         self._substeps = 0
         self._inner_zero = np.zeros(model.nu)
@@ -379,7 +381,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         elif self._implicit:
             self._account_implicit()
         q, qd = be.joint_pos(), be.joint_vel()
-        self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt)
+        if self._mass_ids is None:
+            self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt)
+        else:
+            inv_mass, bias = be.mass_matrix_terms(self._mass_ids)
+            self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt, inverse_mass=inv_mass, bias_force=bias)
         be.set_joint_effort(self._out_eff)
         p = self._power_rows[k]  # this substep's power; |.| summed once per control step
         np.multiply(self._applied, qd, out=p)
