@@ -6,13 +6,36 @@ install ``newton[sim]``: it pins ``mujoco~=3.17`` / ``mujoco-warp~=3.17``, which
 MuJoCo 4 used by the rest of actuator-gym. The core MJCF importer needs nothing else for our
 models (it would need ``mujoco`` only for ``<dcmotor>`` actuator elements, which we do not emit).
 
-Scope (checked on Warp's CPU device): fixed-base models whose joints are all hinges and slides
-(the pendulum). Free and ball joints (the quadruped's and quadrotor's floating base) raise
-``ValueError``: Newton orders quaternions ``(x, y, z, w)`` and expresses free-joint velocities in
-other frames than MuJoCo, and that conversion is not implemented or verified yet.
+State in MuJoCo's convention. The task layer reads and writes MuJoCo-layout state; Newton's
+generalized coordinates differ for free and ball joints (as read from the Newton 1.8 source):
 
-Physics differ from MuJoCo (another integrator, another contact model); the pendulum is checked
-against its own invariants (energy drift, small-angle period) rather than MuJoCo to 1e-6.
+* quaternions: Newton stores ``(x, y, z, w)``, MuJoCo ``(w, x, y, z)``;
+* free joint velocity: Newton's ``joint_qd`` is ``(v_com, omega)``, the velocity of the child
+  body's **centre of mass** and its angular velocity, both in the joint's parent frame (the world
+  for a floating base); MuJoCo's ``qvel`` is ``(v_origin, omega_body)``, the velocity of the body
+  frame's **origin** in the world frame and the angular velocity in the **body** frame;
+* ball joint velocity: Newton's is the angular velocity in the parent anchor frame, MuJoCo's in
+  the child (body) frame.
+
+:attr:`NewtonBackend.qpos` / :attr:`~NewtonBackend.qvel` convert Newton -> MuJoCo
+(``v_origin = v_com - omega x (R c)``, ``omega_body = R^T omega``, ``c`` the body-frame centre of
+mass); :meth:`~NewtonBackend.reset_envs` converts MuJoCo -> Newton (quaternions normalized on
+write). Hinge and slide coordinates are identical in both layouts. For models with free or ball
+joints ``qpos``/``qvel`` are read-only float64 mirrors refreshed on access (write state through
+``reset_envs``); for hinge/slide-only models they are zero-copy float32 views as before. Supported
+floating bases: free joints whose parent is the world, with no joint frame offset (MuJoCo's
+``<freejoint>``); anything else raises ``ValueError``.
+
+Bodies: Newton body ``k`` of a world is MuJoCo body ``k + 1`` (checked by name at construction).
+:attr:`~NewtonBackend.xfrc_applied` ``(num_envs, nbody, 6)`` (force, torque, world frame, at the
+centre of mass: MuJoCo's and Newton's ``body_f`` convention alike) is written to ``state.body_f``
+before every substep; :meth:`~NewtonBackend.field` gives live ``xpos`` / ``xquat`` (wxyz) /
+``xmat`` / ``xipos`` refreshed after every ``step``/``reset_envs``.
+
+Contacts: none are generated (the solver is stepped without a collision pass), so floors and
+self-collisions have no effect here: legged robots fall through the floor. Physics differ from
+MuJoCo in any case (another integrator); the pendulum is checked against its own invariants and
+a free rigid body against MuJoCo (see ``docs/backends.md``).
 
 Native actuators: :meth:`NewtonBackend.native_actuators` exports an ``ActuatorCollection``'s
 recipes (PD, PID, delay, max-effort, DC-motor and position-based clamps, with the per-env values
@@ -30,7 +53,7 @@ import numpy as np
 import torch
 
 from ._warp import HostArray, import_extra, import_warp, resolve_device
-from .base import PhysicsBackend
+from .base import PhysicsBackend, env_index
 from .mujoco import joint_info
 
 __all__ = ["NewtonBackend", "NativeActuators"]
@@ -42,6 +65,126 @@ def _import_newton():
     return import_extra("newton", "backend='newton' needs newton==1.8.0 (core package, not newton[sim])")
 
 
+def _quat_mat(wxyz: np.ndarray) -> np.ndarray:
+    """``(n, 3, 3)`` rotation matrices of ``(n, 4)`` quaternions ``(w, x, y, z)`` (normalized here)."""
+    q = wxyz / np.linalg.norm(wxyz, axis=-1, keepdims=True)
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.stack([
+        1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+        2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+        2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
+    ], axis=-1).reshape(-1, 3, 3)
+
+
+def _rot(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.einsum("nij,nj->ni", R, v)
+
+
+def _rot_t(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.einsum("nji,nj->ni", R, v)
+
+
+class StateConverter:
+    """MuJoCo <-> Newton generalized state for one model (see the module docstring for the
+    conventions). ``free``: ``(qpos_adr, dof_adr, com)`` per free joint, ``com`` the child body's
+    centre of mass in its frame [m]; ``ball``: ``(qpos_adr, dof_adr)`` per ball joint."""
+
+    def __init__(self, free: list[tuple[int, int, np.ndarray]], ball: list[tuple[int, int]]):
+        self.free, self.ball = free, ball
+
+    @property
+    def identity(self) -> bool:
+        return not self.free and not self.ball
+
+    def to_mujoco(self, jq: np.ndarray, jqd: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Newton ``joint_q (n, nq)``, ``joint_qd (n, nv)`` -> MuJoCo ``qpos``, ``qvel`` (written in place)."""
+        qpos[:] = jq
+        qvel[:] = jqd
+        for a, d, com in self.free:
+            wxyz = jq[:, [a + 6, a + 3, a + 4, a + 5]].astype(np.float64)
+            R = _quat_mat(wxyz)
+            omega = jqd[:, d + 3:d + 6].astype(np.float64)
+            qpos[:, a + 3:a + 7] = wxyz
+            qvel[:, d:d + 3] = jqd[:, d:d + 3] - np.cross(omega, _rot(R, np.broadcast_to(com, omega.shape)))
+            qvel[:, d + 3:d + 6] = _rot_t(R, omega)
+        for a, d in self.ball:
+            wxyz = jq[:, [a + 3, a, a + 1, a + 2]].astype(np.float64)
+            qpos[:, a:a + 4] = wxyz
+            qvel[:, d:d + 3] = _rot_t(_quat_mat(wxyz), jqd[:, d:d + 3].astype(np.float64))
+
+    def to_newton(self, qpos: np.ndarray, qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """MuJoCo ``qpos (n, nq)``, ``qvel (n, nv)`` -> Newton ``(joint_q, joint_qd)`` (fresh float64)."""
+        jq, jqd = np.array(qpos, dtype=np.float64), np.array(qvel, dtype=np.float64)
+        for a, d, com in self.free:
+            wxyz = _unit(qpos[:, a + 3:a + 7], "qpos", a + 3)
+            R = _quat_mat(wxyz)
+            omega = _rot(R, qvel[:, d + 3:d + 6])
+            jq[:, a + 3:a + 6], jq[:, a + 6] = wxyz[:, 1:], wxyz[:, 0]
+            jqd[:, d:d + 3] = qvel[:, d:d + 3] + np.cross(omega, _rot(R, np.broadcast_to(com, omega.shape)))
+            jqd[:, d + 3:d + 6] = omega
+        for a, d in self.ball:
+            wxyz = _unit(qpos[:, a:a + 4], "qpos", a)
+            jq[:, a:a + 3], jq[:, a + 3] = wxyz[:, 1:], wxyz[:, 0]
+            jqd[:, d:d + 3] = _rot(_quat_mat(wxyz), qvel[:, d:d + 3])
+        return jq, jqd
+
+
+def _unit(quat: np.ndarray, name: str, adr: int) -> np.ndarray:
+    q = np.asarray(quat, dtype=np.float64)
+    norm = np.linalg.norm(q, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norm)) or np.any(norm < 1e-9):
+        raise ValueError(f"NewtonBackend.reset_envs: {name}[:, {adr}:{adr + 4}] holds a zero or non-finite quaternion")
+    return q / norm
+
+
+_BODY_FIELDS = ("xpos", "xquat", "xmat", "xipos")
+
+
+def _is_identity(xf, tol: float = 1e-6) -> bool:
+    v = np.asarray(xf, dtype=np.float64)  # (px, py, pz, qx, qy, qz, qw)
+    return bool(np.all(np.abs(v[:3]) < tol) and (np.all(np.abs(v[3:6]) < tol) and abs(abs(v[6]) - 1) < tol))
+
+
+def _converter(m: mujoco.MjModel, art, newton) -> StateConverter:
+    """Check that Newton's import of one world matches MuJoCo's model (joints, bodies, layout) and
+    build the state converter; ``ValueError`` naming what differs or is unsupported."""
+    JT = newton.JointType
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(m.njnt)]
+    # Newton adds a FIXED joint (no coordinates) for every body MuJoCo welds to its parent
+    moving = [i for i, t in enumerate(art.joint_type) if int(t) != int(JT.FIXED)]
+    labels = [art.joint_label[i].rsplit("/", 1)[-1] for i in moving]
+    if labels != names or art.joint_coord_count != m.nq or art.joint_dof_count != m.nv:
+        raise ValueError(
+            f"NewtonBackend: Newton's import has joints {labels} ({art.joint_coord_count} coordinates, "
+            f"{art.joint_dof_count} DOFs), MuJoCo's {names} ({m.nq}, {m.nv}); the layouts must match"
+        )
+    bodies = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) or "" for b in range(1, m.nbody)]
+    blabels = [lab.rsplit("/", 1)[-1] for lab in art.body_label]
+    if len(blabels) != len(bodies) or any(b and b != lab for b, lab in zip(bodies, blabels)):  # unnamed: any
+        raise ValueError(f"NewtonBackend: Newton's import has bodies {blabels}, MuJoCo's {bodies}; they must match")
+    free, ball = [], []
+    for jm in range(m.njnt):
+        kind, j = int(m.jnt_type[jm]), moving[jm]
+        a, d = int(m.jnt_qposadr[jm]), int(m.jnt_dofadr[jm])
+        if int(art.joint_q_start[j]) != a or int(art.joint_qd_start[j]) != d:
+            raise ValueError(f"NewtonBackend: joint {names[jm]!r} has another address in Newton's layout")
+        if kind == int(mujoco.mjtJoint.mjJNT_FREE):
+            ok = (int(art.joint_type[j]) == int(JT.FREE) and art.joint_parent[j] == -1
+                  and _is_identity(art.joint_X_p[j]) and _is_identity(art.joint_X_c[j]))
+            if not ok:
+                raise ValueError(
+                    f"NewtonBackend: free joint {names[jm]!r} must be a floating base (parent: the world, no "
+                    "joint frame offset) for the MuJoCo <-> Newton state conversion"
+                )
+            free.append((a, d, np.asarray(art.body_com[int(art.joint_child[j])], dtype=np.float64)))
+        elif kind == int(mujoco.mjtJoint.mjJNT_BALL):
+            xc = np.asarray(art.joint_X_c[j], dtype=np.float64)
+            if int(art.joint_type[j]) != int(JT.BALL) or not _is_identity(np.r_[0.0, 0.0, 0.0, xc[3:]]):
+                raise ValueError(f"NewtonBackend: ball joint {names[jm]!r} has a rotated child frame in Newton's import")
+            ball.append((a, d))
+    return StateConverter(free, ball)
+
+
 class NewtonBackend(PhysicsBackend):
     """``num_envs`` Newton worlds of the model in ``mjcf``.
 
@@ -50,7 +193,9 @@ class NewtonBackend(PhysicsBackend):
         num_envs: number of worlds.
         device: ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
         physics_dt: substep [s] (default: the model's ``opt.timestep``).
-        solver: ``"featherstone"`` (default; generalized coordinates, semi-implicit Euler) or ``"xpbd"``.
+        solver: ``"featherstone"`` (default; generalized coordinates, semi-implicit Euler; the
+            verified one) or ``"xpbd"`` (bodies in maximal coordinates; ``joint_q``/``joint_qd``
+            recovered with ``eval_ik`` after each substep; compliant joints, see docs/backends.md).
         graph: capture the physics substep in a CUDA graph on CUDA devices (ignored on CPU).
     """
 
@@ -70,24 +215,12 @@ class NewtonBackend(PhysicsBackend):
         self.num_envs = int(num_envs)
         self.joints = joint_info(self.model)
         m = self.model
-        for j in range(m.njnt):
-            if int(m.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)):
-                name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
-                raise ValueError(
-                    f"NewtonBackend: joint {name!r} is a free/ball joint; the newton backend supports "
-                    "fixed-base hinge/slide models only (use backend='mujoco' or 'mujoco_warp')"
-                )
         self._cuda = self.device.type == "cuda"
         self._stream = wp.stream_from_torch(torch.cuda.current_stream(self.device)) if self._cuda else None
         with self._scope():
             art = newton.ModelBuilder()
             art.add_mjcf(mjcf)
-            labels = [lab.rsplit("/", 1)[-1] for lab in art.joint_label]
-            if labels != list(self.joints.names) or art.joint_coord_count != m.nq or art.joint_dof_count != m.nv:
-                raise ValueError(
-                    f"NewtonBackend: Newton's import has joints {labels}, MuJoCo's {list(self.joints.names)}; "
-                    "the layouts must match"
-                )
+            self.converter = _converter(m, art, newton)
             builder = newton.ModelBuilder()
             builder.replicate(art, self.num_envs)
             self.nmodel = builder.finalize(device=self.wp_device)
@@ -97,7 +230,10 @@ class NewtonBackend(PhysicsBackend):
                 self.solver = newton.solvers.SolverFeatherstone(self.nmodel, angular_damping=0.0)
             else:
                 self.solver = newton.solvers.SolverXPBD(self.nmodel)
+        self._nb = m.nbody - 1  # Newton bodies per world (MuJoCo's minus the world body)
+        self._body_com = np.asarray(self.nmodel.body_com.numpy()[: self._nb], dtype=np.float64)
         self.solver_name = solver
+        self._maximal = solver == "xpbd"
         self._newton = newton
         self._nq, self._nv = m.nq, m.nv
         self._graph_ok = bool(graph) and self._cuda
@@ -106,6 +242,11 @@ class NewtonBackend(PhysicsBackend):
         self._host: dict[str, HostArray] = {}
         self._qpos0 = np.asarray(m.qpos0, dtype=np.float64)
         self._render_ctx: dict[str, Any] = {}
+        self._mirror: dict[str, np.ndarray] = {}  # MuJoCo-layout qpos/qvel (free/ball models)
+        self._mirror_fresh = False
+        self._fields: dict[str, np.ndarray] = {}  # bound body fields, refreshed after step/reset
+        self._xfrc: np.ndarray | None = None  # created on first access of xfrc_applied
+        self._visual: dict[str, np.ndarray] = {}  # per-world visual-only model fields (site_pos)
         self.reset_envs(None)
 
     def _scope(self):
@@ -138,20 +279,55 @@ class NewtonBackend(PhysicsBackend):
     def torch_set_joint_effort(self, effort: torch.Tensor) -> None:
         self.torch_field("joint_f")[:, self.joints.dof_adr] = effort.to(torch.float32)
 
+    def _raw(self, name: str) -> np.ndarray:
+        """``(num_envs, n)`` host view of Newton's ``joint_q`` / ``joint_qd`` (Newton's layout)."""
+        return self._view(name).reshape(self.num_envs, self._nq if name == "joint_q" else self._nv)
+
+    def _mujoco_state(self) -> tuple[np.ndarray, np.ndarray]:
+        mq, mv = self._mirror.get("qpos"), self._mirror.get("qvel")
+        if mq is None:
+            mq = self._mirror["qpos"] = np.zeros((self.num_envs, self._nq))
+            mv = self._mirror["qvel"] = np.zeros((self.num_envs, self._nv))
+            self._mirror_fresh = False
+        if not self._mirror_fresh:
+            mq.flags.writeable = mv.flags.writeable = True
+            self.converter.to_mujoco(self._raw("joint_q"), self._raw("joint_qd"), mq, mv)
+            mq.flags.writeable = mv.flags.writeable = False
+            self._mirror_fresh = True
+        return mq, mv
+
     @property
     def qpos(self) -> np.ndarray:
-        """``(num_envs, nq)`` in MuJoCo's layout (hinge/slide models: the same as Newton's)."""
-        return self._view("joint_q").reshape(self.num_envs, self._nq)
+        """``(num_envs, nq)`` in MuJoCo's layout and convention: a writable zero-copy view for
+        hinge/slide-only models; a read-only float64 mirror (quaternions ``wxyz``) when the model
+        has free or ball joints."""
+        if self.converter.identity:
+            return self._raw("joint_q")
+        return self._mujoco_state()[0]
 
     @property
     def qvel(self) -> np.ndarray:
-        return self._view("joint_qd").reshape(self.num_envs, self._nv)
+        """``(num_envs, nv)`` in MuJoCo's convention (free joints: body-origin linear velocity in
+        the world frame, angular velocity in the body frame); see :attr:`qpos`."""
+        if self.converter.identity:
+            return self._raw("joint_qd")
+        return self._mujoco_state()[1]
 
     def joint_pos(self) -> np.ndarray:
-        return self.qpos[:, self.joints.qpos_adr]
+        return self._raw("joint_q")[:, self.joints.qpos_adr]
 
     def joint_vel(self) -> np.ndarray:
-        return self.qvel[:, self.joints.dof_adr]
+        return self._raw("joint_qd")[:, self.joints.dof_adr]
+
+    @property
+    def xfrc_applied(self) -> np.ndarray:
+        """``(num_envs, nbody, 6)`` body wrenches (force [N], torque [N·m], world frame, applied at
+        the body's centre of mass; row 0 is MuJoCo's world body and is ignored), writable, held
+        until changed and zeroed by ``reset_envs`` for the reset worlds. Written to Newton's
+        ``state.body_f`` before every substep once this property has been used."""
+        if self._xfrc is None:
+            self._xfrc = np.zeros((self.num_envs, self._nb + 1, 6))
+        return self._xfrc
 
     def set_joint_effort(self, effort: Any) -> None:
         """Generalized force [N·m or N] on each joint's DOF (``control.joint_f``), held until set again."""
@@ -170,15 +346,30 @@ class NewtonBackend(PhysicsBackend):
 
     def _substep(self) -> None:
         s0, s1 = self.state_0, self.state_1
-        s0.clear_forces()
         self.solver.step(s0, s1, self.control, None, self.physics_dt)
+        if self._maximal:  # XPBD integrates bodies: recover the generalized state from them
+            self._newton.eval_ik(self.nmodel, s1, s1.joint_q, s1.joint_qd)
         s0.assign(s1)  # fixed buffers: views and captured graphs keep pointing at state_0
 
+    def _apply_body_forces(self) -> None:
+        """``state.body_f`` = :attr:`xfrc_applied` (zero while it has never been used); outside the
+        captured graph, so host-side writes reach every substep."""
+        bf = self.state_0.body_f
+        if bf is None:
+            return
+        if self._xfrc is None:
+            bf.zero_()
+        else:
+            t = self.wp.to_torch(bf).view(self.num_envs, self._nb, 6)
+            t.copy_(torch.from_numpy(self._xfrc[:, 1:]).to(device=self.device, dtype=t.dtype))
+
     def step(self, nstep: int = 1, derived: bool = True, graph: bool = True) -> None:
-        """Advance every world by ``nstep`` substeps (``derived`` is accepted for interface parity)."""
+        """Advance every world by ``nstep`` substeps (``derived`` is accepted for interface parity:
+        bound body fields are always refreshed)."""
         wp = self.wp
         with self._scope():
             for _ in range(int(nstep)):
+                self._apply_body_forces()
                 if self._graph is not None and graph:
                     wp.capture_launch(self._graph)
                 elif graph and self._graph_ok and self._eager_steps >= 1:
@@ -189,65 +380,148 @@ class NewtonBackend(PhysicsBackend):
                 else:
                     self._substep()
                     self._eager_steps += 1
+        self._state_changed()
+
+    def _state_changed(self) -> None:
         if self._cuda:
             for h in self._host.values():
                 h.stale = True
+        self._mirror_fresh = False
+        if self._fields:
+            self._refresh_fields()
 
     def reset_envs(self, env_ids: Any = None, qpos: Any = None, qvel: Any = None, act: Any = None, time: Any = None) -> None:
-        """Reset ``env_ids`` (None = all) to ``qpos0`` / zero velocity and effort, or the given
-        ``qpos (n, nq)`` / ``qvel (n, nv)``; other worlds are untouched."""
-        ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids).reshape(-1).astype(np.int64)
-        if ids.dtype == np.bool_:
-            ids = np.flatnonzero(ids)
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_envs):
-            raise ValueError(f"env_ids: ids must lie in [0, {self.num_envs - 1}], got {ids.tolist()}")
+        """Reset ``env_ids`` (None = all) to ``qpos0`` / zero velocity, effort and ``xfrc_applied``,
+        or the given ``qpos (n, nq)`` / ``qvel (n, nv)`` in MuJoCo's layout and convention
+        (converted to Newton's; quaternions normalized); other worlds are untouched."""
+        ids = env_index(env_ids, self.num_envs)
+        ids = np.arange(self.num_envs) if ids is None else ids
         n = len(ids)
         if n == 0:
             return
         q = np.tile(self._qpos0, (n, 1)) if qpos is None else np.array(qpos, dtype=np.float64)
         qd = np.zeros((n, self._nv)) if qvel is None else np.array(qvel, dtype=np.float64)
         if q.shape != (n, self._nq) or qd.shape != (n, self._nv):
-            raise ValueError(f"NewtonBackend.reset_envs: qpos must be {(n, self._nq)} and qvel {(n, self._nv)}")
+            raise ValueError(
+                f"NewtonBackend.reset_envs: qpos must have shape {(n, self._nq)} and qvel {(n, self._nv)}, "
+                f"got {q.shape} and {qd.shape}"
+            )
+        q, qd = self.converter.to_newton(q, qd)
         rows = torch.as_tensor(ids, device=self.device)
         self.torch_field("joint_q")[rows] = torch.as_tensor(q, dtype=torch.float32, device=self.device)
         self.torch_field("joint_qd")[rows] = torch.as_tensor(qd, dtype=torch.float32, device=self.device)
         self.torch_field("joint_f")[rows] = 0.0
+        if self._xfrc is not None:
+            self._xfrc[ids] = 0.0
         with self._scope():
             self._newton.eval_fk(self.nmodel, self.state_0.joint_q, self.state_0.joint_qd, self.state_0)
-        if self._cuda:
-            for h in self._host.values():
-                h.stale = True
+        self._state_changed()
+
+    # -- body fields -----------------------------------------------------------------------------
+    def field(self, name: str) -> np.ndarray:
+        """A ``(num_envs, nbody, k)`` array in MuJoCo's body order (row 0: the world body) of
+        ``xpos`` (body frame origin [m]), ``xquat`` (``wxyz``), ``xmat`` (row-major, 9) or
+        ``xipos`` (centre of mass [m]), all world frame, computed from Newton's ``body_q`` and
+        refreshed in place after every ``step`` / ``reset_envs`` (keep the array; read-only).
+        ``qpos`` / ``qvel`` / ``xfrc_applied`` return those properties."""
+        if name in ("qpos", "qvel", "xfrc_applied"):
+            return getattr(self, name)
+        if name not in _BODY_FIELDS:
+            raise ValueError(
+                f"NewtonBackend: MuJoCo data field {name!r} is not available; fields: "
+                f"{list(_BODY_FIELDS) + ['qpos', 'qvel', 'xfrc_applied']} (or data() for a full MjData copy)"
+            )
+        arr = self._fields.get(name)
+        if arr is None:
+            width = {"xpos": 3, "xquat": 4, "xmat": 9, "xipos": 3}[name]
+            arr = self._fields[name] = np.zeros((self.num_envs, self._nb + 1, width))
+            if name == "xquat":
+                arr[:, 0, 0] = 1.0
+            elif name == "xmat":
+                arr[:, 0] = np.eye(3).reshape(9)
+            arr.flags.writeable = False
+            self._refresh_fields()
+        return arr
+
+    def _refresh_fields(self) -> None:
+        bq = self._view("body_q").reshape(self.num_envs * self._nb, 7).astype(np.float64)
+        wxyz = bq[:, [6, 3, 4, 5]]
+        wxyz /= np.linalg.norm(wxyz, axis=1, keepdims=True)
+        R = _quat_mat(wxyz)
+        n, nb = self.num_envs, self._nb
+        values = {
+            "xpos": lambda: bq[:, :3],
+            "xquat": lambda: wxyz,
+            "xmat": lambda: R.reshape(-1, 9),
+            "xipos": lambda: bq[:, :3] + _rot(R, np.tile(self._body_com, (n, 1))),
+        }
+        for name, arr in self._fields.items():
+            arr.flags.writeable = True
+            arr[:, 1:] = values[name]().reshape(n, nb, -1)
+            arr.flags.writeable = False
+
+    _VISUAL_FIELDS = ("site_pos",)
 
     def model_field(self, name: str) -> np.ndarray:
-        raise ValueError(
-            f"NewtonBackend: per-world model field {name!r} is not supported (Newton's model fields are "
-            "not MuJoCo's); use backend='mujoco' or 'mujoco_warp' for model_randomization"
-        )
+        """Per-world values ``(num_envs, ...)`` of a **visual-only** MuJoCo model field (``site_pos``:
+        sites do not take part in Newton's physics; the values are used by :meth:`data` and
+        :meth:`render`), writable. Physical model fields raise ``ValueError``."""
+        if name not in self._VISUAL_FIELDS:
+            raise ValueError(
+                f"NewtonBackend: per-world model field {name!r} is not supported (Newton's model fields are "
+                f"not MuJoCo's; only the visual-only {list(self._VISUAL_FIELDS)} are); use backend='mujoco' "
+                "or 'mujoco_warp' for model_randomization"
+            )
+        arr = self._visual.get(name)
+        if arr is None:
+            base = np.asarray(getattr(self.model, name), dtype=np.float64)
+            arr = self._visual[name] = np.tile(base[None], (self.num_envs,) + (1,) * base.ndim)
+        return arr
 
     def set_const(self, env_ids: Any = None) -> None:
-        raise ValueError("NewtonBackend: set_const is not supported (no per-world MuJoCo model fields)")
+        raise ValueError("NewtonBackend: set_const is not supported (no per-world physical MuJoCo model fields)")
 
-    def field(self, name: str) -> np.ndarray:
-        raise ValueError(f"NewtonBackend: MuJoCo data field {name!r} is not available; use qpos/qvel or data()")
+    def _world_model(self, world_id: int) -> mujoco.MjModel:
+        """The shared ``MjModel``, or a cached copy holding world ``world_id``'s visual fields."""
+        if not self._visual:
+            return self.model
+        mc = self._render_ctx.get("model")
+        if mc is None:
+            import copy
+
+            mc = self._render_ctx["model"] = copy.copy(self.model)
+        for name, arr in self._visual.items():
+            getattr(mc, name)[:] = arr[world_id]
+        return mc
 
     def data(self, world_id: int = 0, data: mujoco.MjData | None = None, forward: bool = True) -> mujoco.MjData:
-        """World ``world_id``'s state as a MuJoCo ``MjData`` (a copy; for rendering and inspection)."""
+        """World ``world_id``'s state as a MuJoCo ``MjData`` (a copy in MuJoCo's convention, with
+        ``xfrc_applied``; for rendering and inspection)."""
+        w = int(world_id)
+        if not 0 <= w < self.num_envs:
+            raise ValueError(f"data: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
         d = data if data is not None else mujoco.MjData(self.model)
-        d.qpos[:] = self.qpos[int(world_id)]
-        d.qvel[:] = self.qvel[int(world_id)]
+        d.qpos[:] = self.qpos[w]
+        d.qvel[:] = self.qvel[w]
+        if self._xfrc is not None:
+            d.xfrc_applied[:] = self._xfrc[w]
         if forward:
-            mujoco.mj_forward(self.model, d)
+            mujoco.mj_forward(self._world_model(w), d)
         return d
 
     def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
         ctx = self._render_ctx
+        w = int(world_id)
+        model = self._world_model(w) if 0 <= w < self.num_envs else self.model
         if ctx.get("size") != (width, height):
+            if "renderer" in ctx:
+                ctx["renderer"].close()
             try:
-                ctx["renderer"] = mujoco.Renderer(self.model, height, width)
+                ctx["renderer"] = mujoco.Renderer(model, height, width)
             except Exception as exc:
                 raise RuntimeError(f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}") from exc
             ctx["size"], ctx["data"] = (width, height), mujoco.MjData(self.model)
-        d = self.data(int(world_id), ctx["data"])
+        d = self.data(w, ctx["data"])
         ctx["renderer"].update_scene(d, camera=camera)
         return ctx["renderer"].render()
 
