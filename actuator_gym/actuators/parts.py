@@ -290,19 +290,21 @@ class DrivePD(Drive):
 
     def _setup(self, ctx):
         self._tmp_t, self._tmp = self._buffer(ctx)
+        # parameter arrays are written in place at resample, so the references stay valid
+        self._kp, self._kd, self._const = (self.params[k].array for k in ("kp", "kd", "const_effort"))
         c = self.params["const_effort"]
         self._has_const = c.randomized or bool((c.nominal != 0).any())
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         xp, tmp = self._ctx.ops.xp, self._tmp
         xp.subtract(tq, q, out=out)
-        xp.multiply(self.params["kp"].array, out, out=out)
+        xp.multiply(self._kp, out, out=out)
         xp.subtract(tqd, qd, out=tmp)
-        xp.multiply(self.params["kd"].array, tmp, out=tmp)
+        xp.multiply(self._kd, tmp, out=tmp)
         xp.add(out, tmp, out=out)
         xp.add(out, tff, out=out)
         if self._has_const:
-            xp.add(out, self.params["const_effort"].array, out=out)
+            xp.add(out, self._const, out=out)
 
 
 class DrivePID(DrivePD):
@@ -370,12 +372,13 @@ class ClampingMaxEffort(Clamping):
 
     def _setup(self, ctx):
         self._neg_t, self._neg = self._buffer(ctx)
+        self._max = self.params["max_effort"].array
 
     def refresh(self):
         torch.neg(self.params["max_effort"].values, out=self._neg_t)
 
     def apply(self, effort, q, qd, out):
-        self._clamp(self._ctx.ops.xp, effort, self._neg, self.params["max_effort"].array, out)
+        self._clamp(self._ctx.ops.xp, effort, self._neg, self._max, out)
 
 
 class ClampingDCMotor(Clamping):
@@ -420,6 +423,7 @@ class ClampingDCMotor(Clamping):
             t, a = self._buffer(ctx)
             setattr(self, "_" + n + "_t", t)
             setattr(self, "_" + n, a)
+        self._sat, self._el = self.params["saturation_effort"].array, self.params["effort_limit"].array
 
     def refresh(self):
         sat = self.params["saturation_effort"].values
@@ -438,8 +442,8 @@ class ClampingDCMotor(Clamping):
         xp, t1, t2 = self._ctx.ops.xp, self._t1, self._t2
         self._clamp(xp, qd, self._neg_vc, self._vc, t1)  # v
         xp.multiply(self._slope, t1, out=t1)  # sat * v / vel
-        xp.subtract(self.params["saturation_effort"].array, t1, out=t2)
-        xp.minimum(t2, self.params["effort_limit"].array, out=t2)  # tau_max
+        xp.subtract(self._sat, t1, out=t2)
+        xp.minimum(t2, self._el, out=t2)  # tau_max
         xp.subtract(self._neg_sat, t1, out=t1)
         xp.maximum(t1, self._neg_el, out=t1)  # tau_min
         self._clamp(xp, effort, t1, t2, out)
