@@ -1,7 +1,7 @@
 """Newton backend on Warp's CPU device: native newton.actuators export vs our runtime on the same
 states, the pendulum's own invariants (Newton integrates differently from MuJoCo), resets, the
 task layer's backend="newton", and the MuJoCo <-> Newton state conversion of free and ball joints
-(checked against MuJoCo on contact-free motion)."""
+(checked against MuJoCo on contact-free motion), floor contacts and joint-limit stability."""
 
 import math
 import os
@@ -18,7 +18,7 @@ import gymnasium as gym  # noqa: E402
 import actuator_gym  # noqa: E402,F401
 from actuator_gym import ActuatorCollection, DCMotorCfg, IdealPDActuatorCfg  # noqa: E402
 from actuator_gym.actuators import Actuator, ClampingMaxEffort, DrivePID  # noqa: E402
-from actuator_gym.backends.newton import NewtonBackend  # noqa: E402
+from actuator_gym.backends.newton import NewtonBackend, NewtonContactCfg  # noqa: E402
 from actuator_gym.envs.pendulum import GRAVITY, PendulumCfg, pendulum_mjcf  # noqa: E402
 
 # gpu_check.sh runs these tests on CUDA with ACTUATOR_GYM_WARP_DEVICE=cuda:0; CI on Warp's CPU device
@@ -252,7 +252,7 @@ def test_quadrotor_on_newton_matches_mujoco():
 def test_floating_base_tasks_run_on_newton(task_id):
     """Reset states are converted exactly (the first observation equals MuJoCo's for the same seed;
     Ant's reset noise un-normalizes the quaternion, which Newton stores normalized); a few control
-    steps give finite observations. No contacts on Newton, so the trajectories then differ."""
+    steps give finite observations. The contact models differ, so the trajectories then differ."""
     first = {}
     for b in ("mujoco", "newton"):
         env = gym.make_vec(task_id, num_envs=3, backend=b, device="cpu" if b == "mujoco" else DEVICE, seed=2)
@@ -303,3 +303,86 @@ def test_xpbd_generalized_state_follows_the_bodies():
     assert np.abs(nb.qpos - qpos).max() > 0.1
     np.testing.assert_allclose(nb.qpos, mb.qpos, atol=1e-3)  # measured 2.4e-4
     np.testing.assert_allclose(nb.qvel, mb.qvel, atol=5e-3)  # measured 1.7e-3
+
+
+def _quadruped_heights(backend, steps, num_envs=1, **kw):
+    env = gym.make_vec("actuator_gym/Quadruped-v0", num_envs=num_envs, backend=backend,
+                       device="cpu" if backend == "mujoco" else DEVICE, seed=0, **kw)
+    env.reset(seed=0)
+    h = []
+    for _ in range(steps):  # zero action: the PD targets are the default standing pose
+        o, _, term, _, _ = env.step(np.zeros(env.action_space.shape, np.float32))
+        assert np.isfinite(o).all() and not term.any()
+        h.append(env.unwrapped.backend.qpos[:, 2].copy())
+    env.close()
+    return np.array(h)
+
+
+def test_quadruped_stands_on_newton_contacts():
+    """Floor contacts: the quadruped stands under its default PD pose for 2 s (100 control steps of
+    4 x 5 ms) at MuJoCo's height (measured 1.0 cm lower at 2 s: penalty contacts penetrate a few mm
+    and the feet creep slightly); without contacts it would drop below 0.2 m within 0.3 s."""
+    h_nw = _quadruped_heights("newton", 100)
+    h_mj = _quadruped_heights("mujoco", 100)
+    assert h_nw[-1, 0] > 0.24 and h_nw.min() > 0.24
+    assert abs(h_nw[-1, 0] - h_mj[-1, 0]) < 0.02
+    assert abs(h_nw[-20:].mean() - h_mj[-20:].mean()) < 0.02  # the last 0.4 s, not one sample
+
+
+@pytest.mark.parametrize("task_id,max_terms", [("actuator_gym/Quadruped-v0", 0), ("actuator_gym/Ant-v0", 12)])
+def test_floating_base_tasks_survive_random_actions_on_newton(task_id, max_terms):
+    """4 worlds, 100 control steps of seeded uniform random actions: finite observations and few
+    terminations (measured 0 quadruped / 6 ant; MuJoCo 0 / 1; Newton without contacts 36 / 47)."""
+    env = gym.make_vec(task_id, num_envs=4, backend="newton", device=DEVICE, seed=0)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    terms = 0
+    for _ in range(100):
+        a = rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)
+        o, r, term, _, _ = env.step(a)
+        assert np.isfinite(o).all() and np.isfinite(r).all()
+        terms += int(term.sum())
+    env.close()
+    assert terms <= max_terms
+
+
+def test_joint_limit_violation_is_stable():
+    """The NaN root cause: Newton's importer gives limited joints limit_ke = 1e4, limit_kd = 10, which
+    explicit integration at 5 ms cannot hold on a 0.015 kg·m² knee. The bare quadruped at qpos0 has
+    its knees at 0, 0.9 rad past their upper limit (-0.9): with the backend's gains the limit pushes
+    them back, finite, with and without contacts (Newton's defaults diverge in the first substep)."""
+    from actuator_gym.envs.quadruped import quadruped_mjcf
+
+    for contacts in (True, False):
+        be = NewtonBackend(quadruped_mjcf(), 1, device=DEVICE, contacts=contacts)
+        knees = [i for i, n in enumerate(be.joint_names) if n.endswith("knee")]
+        for _ in range(60):
+            be.step()
+            assert np.isfinite(be.qpos).all() and np.abs(be.qvel).max() < 50.0
+        assert np.all(be.joint_pos()[0, knees] < -0.5)  # back towards the range [-2.7, -0.9]
+        if contacts:
+            assert be.qpos[0, 2] > 0.05  # held by the floor (no contacts: falls through)
+        else:
+            assert be.qpos[0, 2] < 0.0  # 0.3 s of free fall from 0.33 m
+
+
+def test_contact_cfg_gains_and_validation():
+    """Per-shape gains from the body mass and the contact step; the floor carries none."""
+    from actuator_gym.envs.quadruped import quadruped_mjcf
+
+    cfg = NewtonContactCfg(ke_scale=0.5, kd_scale=0.25, kf_scale=2.0, mu=0.7, substeps=2)
+    be = NewtonBackend(quadruped_mjcf(), 2, device=DEVICE, contacts=cfg)
+    nm = be.nmodel
+    body, mass = nm.shape_body.numpy(), nm.body_mass.numpy()
+    h = be.physics_dt / 2
+    dyn = body >= 0
+    np.testing.assert_allclose(nm.shape_material_ke.numpy()[dyn], 2 * 0.5 * mass[body[dyn]] / h**2, rtol=1e-6)
+    np.testing.assert_allclose(nm.shape_material_kd.numpy()[dyn], 2 * 0.25 * mass[body[dyn]] / h, rtol=1e-6)
+    np.testing.assert_allclose(nm.shape_material_kf.numpy()[dyn], 2 * 2.0 * mass[body[dyn]] / h, rtol=1e-6)
+    assert (~dyn).sum() == 2 and not nm.shape_material_ke.numpy()[~dyn].any()  # one floor per world
+    np.testing.assert_allclose(nm.shape_material_mu.numpy(), 0.7)
+    for bad in (dict(ke_scale=-1.0), dict(kd_scale=float("nan")), dict(substeps=0), dict(mu=-0.1)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            NewtonBackend(FREE_BODY, 1, device=DEVICE, contacts=NewtonContactCfg(**bad))
+    with pytest.raises(ValueError, match="contacts"):
+        NewtonBackend(FREE_BODY, 1, device=DEVICE, contacts="yes")

@@ -7,15 +7,41 @@ For each env, with ``A`` the inverse joint-space mass matrix block of the group'
     qd(p) = qd - h A b + A p,    q(p) = q + h qd(p)
     r(p)  = p - h g(q(p), qd(p))           g = drive law followed by the clamp chain
 
-``r(p) = 0`` is solved by Newton's method, batched over envs: Jacobian ``I - h diag(s) A`` with
-``s`` the law's slope along ``(h, 1)`` (a forward difference; ``g`` of one DOF depends only on that
-DOF's state), warm start at the clamped explicit impulse, backtracking line search (sufficient
-decrease ``|r(p + a dp)| <= (1 - a/2) |r(p)|``, 8 halvings, else the best step tried), at most 8
-iterations, tolerance 1e-5 on ``|r|`` and on ``|dp|``, each env stopping on its own. Outputs:
-``computed`` = drive law at the predicted state (unclamped), ``applied`` = clamp chain of ``p / h``
-at the predicted state. A PID integral advances once, with the predicted error.
+The algorithm (Newton 1.8's implicit effort mode, same options and defaults: :class:`ImplicitOptions`)
+runs per env, batched over the envs, each env stopping on its own:
 
-The solve runs in float64 on private float64 copies of the model's drive and clamps (bound once;
+1. warm start ``p`` = the clamped explicit impulse ``h g(q, qd)`` (``warm_start="zero"``: ``p = 0``);
+2. up to ``max_iters`` Newton iterations. Iteration ``k`` (from 0):
+
+   * stop if ``k > 0`` and ``|r(p)|^2 < residual_tol^2`` (so at least one step is always taken:
+     a small absolute residual would otherwise accept the warm start whenever efforts are small);
+   * slope ``s`` of ``g`` along ``(h, 1)`` by one forward difference of velocity step
+     ``eps = fd_epsilon (1 + |qd(p)|)`` (``g`` of one DOF depends only on that DOF's state);
+   * step ``dp`` solving ``(I - h diag(s) A) dp = -r`` by Gauss elimination without row
+     exchanges, every pivot of magnitude below ``derivative_floor`` replaced by +-``derivative_floor``
+     (sign kept, 0 -> +);
+   * line search on ``a = 1, 1/2, 1/4, ...`` (``ls_iterations`` tries): accept the first ``a`` with
+     ``|r(p + a dp)|^2 <= (1 - 1e-4 a) |r(p)|^2``. Iteration 0, or ``ls_iterations == 0``, takes the
+     full step unconditionally. No accepted try: stop, keeping ``p``;
+   * ``p <- p + a dp``; stop if ``|dp|^2 < update_tol^2`` (the full step's norm).
+
+   At the cap the last iterate is returned whether or not it solves ``r(p) = 0``.
+
+Outputs: ``computed`` = drive law at the predicted state ``(q(p), qd(p))`` (unclamped), ``applied``
+= clamp chain of ``p / h`` at that state. A PID integral advances once, with the predicted error.
+Everything runs in float64; the model's float32 buffers receive the rounded results.
+
+Gauss elimination without row exchanges is what the pivot floor is defined on. It is replaced by a
+library solve (partial pivoting; the same step up to rounding) when the floor provably never
+applies: when ``A + A^T`` is positive definite (Cholesky succeeds; checked once per call) and every
+slope is ``<= 0`` (any PD/PID drive with max-effort or DC-motor clamps: their float64 evaluation is
+monotone), every pivot of ``I - h diag(s) A`` without exchanges is ``>= 1``: with
+``D = -h diag(s) >= 0``, pivot ``k`` is ``1 + d_k c_k``, ``c_k`` the last Schur complement of the
+leading ``k x k`` block of ``A`` plus ``diag(1/d_1, ..., 1/d_(k-1), 0)``, a matrix whose symmetric part is
+positive definite, so ``c_k > 0``. Hence the library solve is used while ``derivative_floor <=
+FAST_FLOOR_MAX`` (0.5), and the explicit elimination otherwise.
+
+The solve runs on private float64 copies of the model's drive and clamps (bound once;
 parameters re-copied and the copies refreshed only when a model parameter tensor changed), so the
 laws are the parts' own code. One algorithm, two array libraries (:class:`_NumpyLA`,
 :class:`_TorchLA`):
@@ -23,19 +49,15 @@ laws are the parts' own code. One algorithm, two array libraries (:class:`_Numpy
 * numpy (models on the numpy array path, i.e. CPU): plain float64 numpy arrays, no torch call in
   the usual case. ``J == 1``: the Newton step is a division. ``J > 1``: one batched
   ``np.linalg.solve`` while ``num_envs * J * J <= SMALL_SOLVE`` (least overhead for small
-  batches), else ``torch.linalg.solve_ex`` on zero-copy views (faster for large batches); an
-  exactly singular Jacobian (``np.linalg.solve`` raises) also goes to ``solve_ex``, which takes
-  the fixed-point step ``-r`` for the singular envs only.
-* torch (other devices, or ``array_backend="torch"``): the same code on float64 tensors. Host
-  syncs (unavoidable for the early exits): one for the first convergence check (it also carries
-  the finiteness check of ``inverse_mass``), then one per Newton iteration (was the full step
-  accepted by every active env, is any env still active); an iteration where some env rejects the
-  full step adds one per extra halving and two after the step. Dropping the early exits (a fixed
-  8 iterations x 8 halvings) would remove the syncs but launch ~20-40x more kernels than a typical
-  solve (1-3 iterations, no halving).
+  batches), else ``torch.linalg.solve_ex`` on zero-copy views (faster for large batches).
+* torch (other devices, or ``array_backend="torch"``): the same code on float64 tensors. One host
+  sync per Newton iteration (was the full step accepted by every active env, is any env still
+  active; at iteration 0 it also carries the finiteness check of ``inverse_mass``, and for
+  ``J > 1`` the library-solve condition above, redone by elimination in the rare case it fails);
+  an iteration where some env rejects the full step adds one per extra halving.
 
-Per call: the warm start and the first residual (2 law evaluations), then per Newton iteration the
-slope and the full-step trial (2); the accepted trial's residual, state and unclamped law are
+Per call: the warm start and the first residual (2 law evaluations), then per Newton iteration
+the slope and the full-step trial (2); the accepted trial's residual, state and unclamped law are
 carried over as the next iterate's (no re-evaluation), and the unclamped law at the solution is
 the ``computed`` output (a PID drive evaluates it once more to leave its integral at the
 predicted state). The clamp chain of ``p / h`` gives ``applied``.
@@ -48,6 +70,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -57,12 +80,62 @@ from .._array import NUMPY_OPS, TORCH_OPS
 from .params import BindContext
 from .parts import DrivePD, DrivePID
 
-__all__ = ["solve_implicit", "MAX_ITERS", "TOL"]
+__all__ = ["ImplicitOptions", "solve_implicit"]
 
-MAX_ITERS = 8
-TOL = 1e-5
-LINE_SEARCH_STEPS = 8
+SUFFICIENT_DECREASE = 1e-4  # line search: accept a if |r|^2 drops to at most (1 - SUFFICIENT_DECREASE a) |r|^2
+FAST_FLOOR_MAX = 0.5  # library solve allowed while derivative_floor <= this (pivots are >= 1 there)
 SMALL_SOLVE = 4096  # num_envs * J * J up to which the numpy path solves with np.linalg.solve
+WARM_STARTS = ("explicit", "zero")
+
+
+@dataclass(frozen=True)
+class ImplicitOptions:
+    """Options of the implicit effort solve (names and defaults as Newton 1.8's implicit mode).
+
+    Pass to :func:`solve_implicit` as ``options=``, or set ``actuator.implicit_options``.
+    """
+
+    max_iters: int = 8
+    """Newton iterations per env, at most (>= 0; 0 returns the warm start)."""
+
+    residual_tol: float = 1e-5
+    """Converged when the residual's Euclidean norm over the env's joints is below this [N·m·s or
+    N·s] (tested from the second iteration on). >= 0."""
+
+    update_tol: float = 1e-5
+    """Converged when the norm of the full Newton step is below this [N·m·s or N·s]. >= 0."""
+
+    fd_epsilon: float = 1e-4
+    """Relative forward-difference step for the law's slope: the velocity moves by
+    ``fd_epsilon (1 + |qd|)`` [rad/s or m/s] and the position by ``h`` times that (dimensionless). > 0."""
+
+    derivative_floor: float = 1e-8
+    """Smallest pivot magnitude in the elimination of the Newton system (dimensionless: the
+    Jacobian is d(impulse)/d(impulse)); smaller pivots are replaced by +-this. > 0."""
+
+    warm_start: str = "explicit"
+    """Initial impulse: ``"explicit"`` (the clamped explicit impulse ``h g(q, qd)``) or ``"zero"``."""
+
+    ls_iterations: int = 8
+    """Step lengths tried per Newton iteration (1, 1/2, 1/4, ...) until the residual drops enough;
+    no success stops the env. 0: always the full step (>= 0)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_iters", "ls_iterations"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"ImplicitOptions: {name} must be an integer >= 0, got {v!r}")
+        for name, positive in (("residual_tol", False), ("update_tol", False), ("fd_epsilon", True), ("derivative_floor", True)):
+            v = getattr(self, name)
+            ok = isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+            if not ok or (v <= 0 if positive else v < 0):
+                rng = "> 0" if positive else ">= 0"
+                raise ValueError(f"ImplicitOptions: {name} must be a finite number {rng}, got {v!r}")
+        if self.warm_start not in WARM_STARTS:
+            raise ValueError(f"ImplicitOptions: warm_start must be one of {WARM_STARTS}, got {self.warm_start!r}")
+
+
+DEFAULT_OPTIONS = ImplicitOptions()
 
 
 class _Shadow:
@@ -117,7 +190,7 @@ class _NumpyLA:
 
     xp = np
     ops = NUMPY_OPS
-    defers_checks = False  # validate inverse_mass up front (free on the host)
+    lazy_checks = False  # checks are decided on the host as they come
 
     def __init__(self, n: int, j: int, device: torch.device):
         self.n, self.j = n, j
@@ -139,8 +212,11 @@ class _NumpyLA:
     def expand(self, A: np.ndarray, shape: tuple) -> np.ndarray:
         return np.broadcast_to(A, shape)
 
-    def empty(self) -> np.ndarray:
-        return np.empty((self.n, self.j))
+    def empty(self, *tail: int) -> np.ndarray:
+        return np.empty((self.n,) + (tail or (self.j,)))
+
+    def zeros(self) -> np.ndarray:
+        return np.zeros((self.n, self.j))
 
     def assign(self, dst, src) -> None:
         dst[...] = src
@@ -154,10 +230,11 @@ class _NumpyLA:
             return A * p
         return (A @ p[..., None])[..., 0]
 
-    def rownorm(self, r):
+    def sqnorm(self, r):
+        """Squared Euclidean norm per env, ``(n,)``."""
         if self.j == 1:
-            return np.abs(r[:, 0])
-        return np.sqrt(np.einsum("ij,ij->i", r, r))
+            return np.square(r[:, 0])
+        return np.einsum("ij,ij->i", r, r)
 
     def all(self, mask) -> bool:
         return np.count_nonzero(mask) == mask.size
@@ -165,33 +242,62 @@ class _NumpyLA:
     def any(self, mask) -> bool:
         return np.count_nonzero(mask) > 0
 
-    def accepted(self, ok, active) -> bool:
-        """Whether every active env passed (``all(ok | ~active)``)."""
-        return np.count_nonzero(ok) == self.n or np.count_nonzero(ok | ~active) == self.n
+    def sync(self, *flags) -> tuple:
+        """Host booleans of ``flags``."""
+        return tuple(bool(f) for f in flags)
 
-    def host(self, *flags) -> tuple:
-        return flags
+    def positive_definite(self, A):
+        """Whether every env's ``A + A^T`` is positive definite."""
+        try:
+            np.linalg.cholesky(A + A.swapaxes(1, 2))
+        except np.linalg.LinAlgError:
+            return False
+        return True
 
-    def where_mask(self, active):
-        """``active`` for row selections, or None when every env is active (selection is a no-op)."""
-        return None if np.count_nonzero(active) == self.n else active
+    def floor_pivots(self, piv, floor: float):
+        """``piv`` with entries of magnitude below ``floor`` replaced by +-``floor`` (0 -> +)."""
+        small = np.abs(piv) < floor
+        if not np.count_nonzero(small):
+            return piv
+        return np.where(small, np.where(piv < 0.0, -floor, floor), piv)
 
-    def newton_step(self, A, s, r, h):
-        """``dp`` solving ``(I - h diag(s) A) dp = -r``; ``-r`` where the Jacobian is singular."""
+    def newton_step(self, A, s, r, h: float, floor: float, fast):
+        """``(dp, exact)``: ``dp`` solves ``(I - h diag(s) A) dp = -r`` as the elimination with
+        floored pivots does (module doc); ``exact`` is True (decided on the host)."""
         if self.j == 1:
-            jac = 1.0 - (h * s) * A
-            singular = jac == 0.0
-            if np.count_nonzero(singular):
-                return np.where(singular, -r, -r / np.where(singular, 1.0, jac))
-            return -r / jac
-        jac = np.eye(self.j) - (h * s[:, :, None]) * A
-        if self.small:
-            try:
-                return np.linalg.solve(jac, -r[..., None])[..., 0]
-            except np.linalg.LinAlgError:  # some env's Jacobian is exactly singular: as below
-                pass
-        dp, info = torch.linalg.solve_ex(torch.from_numpy(jac), torch.from_numpy(-r))
-        return np.where((info != 0).numpy()[:, None], -r, dp.numpy())
+            return -r / self.floor_pivots(1.0 - (h * s) * A, floor), True
+        if fast and s.max() <= 0.0:  # pivots >= 1: the floor never applies (module doc)
+            jac = np.eye(self.j) - (h * s[:, :, None]) * A
+            if self.small:
+                try:
+                    return np.linalg.solve(jac, -r[..., None])[..., 0], True
+                except np.linalg.LinAlgError:  # cannot happen in exact arithmetic
+                    pass
+            else:
+                dp, info = torch.linalg.solve_ex(torch.from_numpy(jac), torch.from_numpy(-r))
+                if not info.any():
+                    return dp.numpy(), True
+        return self.eliminate(A, s, r, h, floor), True
+
+    def eliminate(self, A, s, r, h: float, floor: float):
+        """Gauss elimination of ``(I - h diag(s) A) dp = -r`` without row exchanges, pivots floored."""
+        j = self.j
+        M = self.empty(j, j + 1)  # [Jacobian | right-hand side]
+        M[:, :, :j] = -(h * s[:, :, None]) * A
+        for i in range(j):
+            M[:, i, i] += 1.0
+        M[:, :, j] = -r
+        for k in range(j):
+            piv = self.floor_pivots(M[:, k, k], floor)
+            M[:, k, k] = piv
+            if k + 1 < j:
+                fac = M[:, k + 1 :, k] / piv[:, None]
+                M[:, k + 1 :, k + 1 :] -= fac[:, :, None] * M[:, k, None, k + 1 :]
+        dp = self.empty()
+        for i in range(j - 1, -1, -1):
+            rhs = M[:, i, j] - (M[:, i, i + 1 : j] * dp[:, i + 1 :]).sum(1) if i + 1 < j else M[:, i, j]
+            dp[:, i] = rhs / M[:, i, i]
+        return dp
 
 
 class _TorchLA(_NumpyLA):
@@ -199,7 +305,7 @@ class _TorchLA(_NumpyLA):
 
     xp = torch
     ops = TORCH_OPS
-    defers_checks = True  # the finiteness check of inverse_mass rides on the first sync
+    lazy_checks = True  # checks ride on the next host sync
 
     def __init__(self, n: int, j: int, device: torch.device):
         super().__init__(n, j, device)
@@ -215,14 +321,17 @@ class _TorchLA(_NumpyLA):
     def expand(self, A, shape):
         return A.expand(shape)
 
-    def empty(self):
-        return torch.empty((self.n, self.j), dtype=torch.float64, device=self.device)
+    def empty(self, *tail: int):
+        return torch.empty((self.n,) + (tail or (self.j,)), dtype=torch.float64, device=self.device)
+
+    def zeros(self):
+        return torch.zeros((self.n, self.j), dtype=torch.float64, device=self.device)
 
     def assign(self, dst, src) -> None:
         dst.copy_(src)
 
-    def rownorm(self, r):
-        return r.norm(dim=1)
+    def sqnorm(self, r):
+        return (r * r).sum(1)
 
     def all(self, mask):
         return mask.all()
@@ -230,23 +339,40 @@ class _TorchLA(_NumpyLA):
     def any(self, mask):
         return mask.any()
 
-    def accepted(self, ok, active):
-        return (ok | ~active).all()
+    def sync(self, *flags) -> tuple:
+        """Host booleans of ``flags`` (Python values or 0-d device tensors: one transfer for all)."""
+        out = list(flags)
+        idx = [i for i, f in enumerate(flags) if isinstance(f, torch.Tensor)]
+        if idx:
+            for i, value in zip(idx, torch.stack([flags[i] for i in idx]).tolist()):
+                out[i] = value
+        return tuple(bool(f) for f in out)
 
-    def host(self, *flags) -> tuple:
-        return tuple(torch.stack(flags).tolist())  # one device -> host transfer
+    def positive_definite(self, A):
+        return (torch.linalg.cholesky_ex(A + A.mT).info == 0).all()
 
-    def where_mask(self, active):
-        return active
+    def floor_pivots(self, piv, floor: float):
+        f = torch.full_like(piv, floor)
+        return torch.where(piv.abs() < floor, torch.where(piv < 0.0, -f, f), piv)
 
-    def newton_step(self, A, s, r, h):
+    def newton_step(self, A, s, r, h: float, floor: float, fast):
+        """As the numpy path, but ``exact`` for ``J > 1`` is a device flag (checked at the next
+        sync; when false the caller redoes the step with :meth:`eliminate`)."""
         if self.j == 1:
-            jac = 1.0 - (h * s) * A
-            singular = jac == 0.0
-            return torch.where(singular, -r, -r / torch.where(singular, 1.0, jac))
+            return -r / self.floor_pivots(1.0 - (h * s) * A, floor), True
+        if fast is False:
+            return self.eliminate(A, s, r, h, floor), True
         jac = self.eye - (h * s.unsqueeze(-1)) * A
         dp, info = torch.linalg.solve_ex(jac, -r)
-        return torch.where((info != 0).unsqueeze(-1), -r, dp)
+        return dp, (s <= 0.0).all() & (info == 0).all() & fast
+
+
+def _select(mask, new: tuple, old: tuple) -> tuple:
+    """Per env (rows of ``mask``), ``new`` where set, else ``old``; a ``(n,)`` mask also applies to
+    ``(n, J)`` arrays."""
+    xp = np if isinstance(mask, np.ndarray) else torch
+    m2 = mask[:, None]
+    return tuple(xp.where(mask if a.ndim == 1 else m2, a, b) for a, b in zip(new, old))
 
 
 class _Solver:
@@ -261,7 +387,7 @@ class _Solver:
             self.model_integral = actuator.ops.view(actuator.drive.integral_t)
             self.shadow_integral = self.la.ops.view(self.shadow.drive.integral_t)
 
-    def solve(self, actuator, q, qd, tq, tqd, tff, h: float, A, b) -> None:
+    def solve(self, actuator, q, qd, tq, tqd, tff, h: float, A, b, opt: ImplicitOptions) -> None:
         la, xp = self.la, self.la.xp
         shadow = self.shadow
         shadow.sync()
@@ -272,6 +398,8 @@ class _Solver:
         if pid:
             integral0 = la.copy64(self.model_integral)
             shadow_integral = self.shadow_integral
+        res_tol2, upd_tol2 = opt.residual_tol**2, opt.update_tol**2
+        floor, fd, ls = opt.derivative_floor, opt.fd_epsilon, opt.ls_iterations
 
         def law(x, v):
             if pid:  # every evaluation starts from the model's integral
@@ -290,108 +418,99 @@ class _Solver:
         def g(x, v):
             return chain(law(x, v), x, v)
 
-        def g_law(x, v):
-            """``g`` and the unclamped law at a point that may become the solution (kept so the
-            output needs no extra evaluation; a PID re-evaluates it for its integral)."""
-            e = law(x, v)
-            return chain(e, x, v), e
-
-        def predict(p):
+        def state(p):
+            """``(p, x, v, g, law, r, |r|^2)`` at impulse ``p``; the unclamped law is kept so the
+            output needs no extra evaluation (a PID re-evaluates it for its integral)."""
             v = v0 + la.matvec(Am, p)
-            return q + h * v, v
+            x = q + h * v
+            e = law(x, v)
+            gp = chain(e, x, v)
+            r = p - h * gp
+            return p, x, v, gp, e, r, la.sqnorm(r)
 
-        p = h * g(q, qd)  # warm start: the clamped explicit impulse
-        x, v = predict(p)
-        gp, lp = g_law(x, v)
-        r = p - h * gp
-        rn = la.rownorm(r)
-        active = rn >= TOL
-        if la.defers_checks:
-            finite, go = la.host(la.all(torch.isfinite(A)), la.any(active))
-            if not finite:
-                raise ValueError(f"{actuator.name}: inverse_mass has non-finite entries")
-        else:
-            go = la.any(active)
-        current = True  # x, v, gp, lp, r, rn belong to p
-        it = 0
-        while go and it < MAX_ITERS:
-            it += 1
-            eps = 1e-6 * (1.0 + xp.abs(v))
+        # warm start
+        cur = state(la.zeros() if opt.warm_start == "zero" else h * g(q, qd))
+        # library solve for J > 1? (module doc) numpy: decided now; torch: a device flag, or False
+        fast = la.j > 1 and floor <= FAST_FLOOR_MAX and opt.max_iters > 0 and la.positive_definite(A)
+        finite = torch.isfinite(A).all() if la.lazy_checks else True  # torch: checked at the first sync
+        if opt.max_iters == 0:
+            (finite,) = la.sync(finite)
+        active = None  # None: every env (iteration 0 always steps)
+        for it in range(opt.max_iters):
+            p, x, v, gp, _, r, rn = cur
+            eps = fd * (1.0 + xp.abs(v))
             s = (g(x + h * eps, v + eps) - gp) / eps
-            dp = la.newton_step(Am, s, r, h)
-            # line search: first trial at the full step
-            pt = p + dp
-            xt, vt = predict(pt)
-            gt, lt = g_law(xt, vt)
-            rt = pt - h * gt
-            nt = la.rownorm(rt)
-            ok = nt <= 0.5 * rn
-            nxt = active & (la.rownorm(dp) >= TOL) & (nt >= TOL)
-            full, go = la.host(la.accepted(ok, active), la.any(nxt))
-            if full:  # accepted by every active env (the usual case): the trial is the next iterate
-                m = la.where_mask(active)
-                if m is None:
-                    p, x, v, gp, lp, r, rn = pt, xt, vt, gt, lt, rt, nt
-                else:  # converged envs keep their iterate
-                    m2 = m[:, None]
-                    p = p + xp.where(m2, dp, 0.0)
-                    x, v, gp, lp, r = (
-                        xp.where(m2, new, old) for new, old in ((xt, x), (vt, v), (gt, gp), (lt, lp), (rt, r))
-                    )
-                    rn = xp.where(m, nt, rn)
-                active = nxt
-                continue
-            chosen = self._backtrack(p, dp, rn, nt, ok, active, predict, g, h)
-            step = xp.where(active[:, None], chosen[:, None] * dp, 0.0)
-            p = p + step
-            active = active & (la.rownorm(step) >= TOL)
-            (go,) = la.host(la.any(active))
-            current = False
-            if go and it < MAX_ITERS:
-                x, v = predict(p)
-                gp, lp = g_law(x, v)
-                r = p - h * gp
-                rn = la.rownorm(r)
-                active = active & (rn >= TOL)
-                (go,) = la.host(la.any(active))
-                current = True
+            dp, exact = la.newton_step(Am, s, r, h, floor, fast)
+            while True:
+                trial = state(p + dp)
+                nt = trial[6]
+                if it == 0 or ls == 0:  # the full step, unconditionally
+                    take = active
+                else:
+                    ok = nt <= (1.0 - SUFFICIENT_DECREASE) * rn
+                    take = ok if active is None else active & ok
+                dpn = la.sqnorm(dp)
+                nxt = ~(dpn < upd_tol2) & ~(nt < res_tol2)  # Newton's stop tests, NaN continues
+                if take is None:
+                    all_take, rejected = True, False
+                else:
+                    nxt = nxt & take
+                    all_take = la.all(take)
+                    rejected = False if take is active else la.any(~take if active is None else active & ~take)
+                finite, exact, all_take, rejected, go = la.sync(finite, exact, all_take, rejected, la.any(nxt))
+                if not finite:
+                    raise ValueError(f"{actuator.name}: inverse_mass has non-finite entries")
+                if not exact:  # torch: the library solve's condition failed: eliminate
+                    fast = False
+                    dp, exact = la.eliminate(Am, s, r, h, floor), True
+                    continue
+                break
+            if all_take:  # every env took the full step (the usual case)
+                cur, active = trial, nxt
+            elif not rejected:  # every active env took it, converged ones keep their iterate
+                cur, active = _select(take, trial, cur), nxt
+            else:
+                cur, active, go = self._backtrack(cur, trial, dp, dpn, take, active, state, opt)
+            if not go:
+                break
 
-        if not current:
-            x, v = predict(p)
-        computed = law(x, v) if (pid or not current) else lp
+        p, x, v, _, lp, _, _ = cur
+        computed = law(x, v) if pid else lp
         if pid:  # the integral advanced with the predicted error
             la.assign(self.model_integral, shadow_integral)
         applied = chain(p / h, x, v)
         la.assign(actuator._computed, computed)
         la.assign(actuator._applied, applied)
 
-    def _backtrack(self, p, dp, rn, nt, ok, active, predict, g, h):
-        """Halve the step per env until ``|r| <= (1 - a/2) |r0|`` (trial ``a = 1`` already done:
-        its norm ``nt``, its test ``ok``); envs that never pass take the best step tried."""
-        la, xp = self.la, self.la.xp
-        ones = xp.ones_like(rn)
-        alpha, chosen, best_a = ones, ones, ones
-        best_n = xp.where(nt < math.inf, nt, math.inf)
-        done = ok
-        for _ in range(1, LINE_SEARCH_STEPS):
-            alpha = xp.where(done, alpha, 0.5 * alpha)
-            pt = p + alpha[:, None] * dp
-            x, v = predict(pt)
-            nt = la.rownorm(pt - h * g(x, v))
-            better = nt < best_n
-            best_a = xp.where(better, alpha, best_a)
-            best_n = xp.where(better, nt, best_n)
-            ok = (nt <= (1.0 - 0.5 * alpha) * rn) & ~done
-            chosen = xp.where(ok, alpha, chosen)
-            done = done | ok
-            (finished,) = la.host(la.all(done | ~active))
-            if finished:
+    def _backtrack(self, cur, trial, dp, dpn, take, active, state, opt: ImplicitOptions):
+        """Shorter steps for the envs that rejected the full one: ``a = 1/2, 1/4, ...`` (up to
+        ``ls_iterations`` lengths in all), each env taking its first with ``|r|^2 <= (1 - 1e-4 a)
+        |r0|^2``; envs with none stop at their iterate. Returns (state, active, any active)."""
+        la = self.la
+        p, rn = cur[0], cur[6]
+        new = _select(take, trial, cur)
+        pending = ~take if active is None else active & ~take
+        alpha = 1.0
+        for k in range(1, max(opt.ls_iterations, 1)):
+            if k > 1 and not la.sync(la.any(pending))[0]:
                 break
-        return xp.where(done, chosen, best_a)
+            alpha *= 0.5
+            tr = state(p + alpha * dp)
+            ok = pending & (tr[6] <= (1.0 - SUFFICIENT_DECREASE * alpha) * rn)
+            new = _select(ok, tr, new)
+            take = take | ok
+            pending = pending & ~ok
+        active = take & ~(dpn < opt.update_tol**2) & ~(new[6] < opt.residual_tol**2)
+        (go,) = la.sync(la.any(active))
+        return new, active, go
 
 
-def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) -> None:
-    """Fill ``actuator._computed`` / ``actuator._applied`` with the implicit solution (see module doc)."""
+def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force, options: ImplicitOptions | None = None) -> None:
+    """Fill ``actuator._computed`` / ``actuator._applied`` with the implicit solution (see module doc).
+
+    ``options``: the solver's :class:`ImplicitOptions`; default ``actuator.implicit_options`` when
+    the actuator has that attribute, else ``ImplicitOptions()`` (Newton's defaults).
+    """
     name = actuator.name
     drive = actuator.drive
     if not isinstance(drive, DrivePD):
@@ -417,7 +536,7 @@ def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) 
         A = la.expand(A, (n, j, j))
     if tuple(A.shape) != (n, j, j):
         raise ValueError(f"{name}: inverse_mass must have shape ({n}, {j}, {j}) (num_envs, num_joints, num_joints), got {tuple(A.shape)}")
-    if not la.defers_checks and not la.all(np.isfinite(A)):
+    if not la.lazy_checks and not la.all(np.isfinite(A)):
         raise ValueError(f"{name}: inverse_mass has non-finite entries")
     h = float(dt)
     b = None
@@ -425,4 +544,8 @@ def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) 
         b = la.asarray(bias_force)
         if tuple(b.shape) != (n, j):
             raise ValueError(f"{name}: bias_force must have shape ({n}, {j}) (num_envs, num_joints), got {tuple(b.shape)}")
-    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b)
+    if options is None:
+        options = getattr(actuator, "implicit_options", None) or DEFAULT_OPTIONS
+    if not isinstance(options, ImplicitOptions):
+        raise TypeError(f"{name}: implicit options must be an ImplicitOptions, got {type(options).__name__}")
+    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)

@@ -32,10 +32,12 @@ centre of mass: MuJoCo's and Newton's ``body_f`` convention alike) is written to
 before every substep; :meth:`~NewtonBackend.field` gives live ``xpos`` / ``xquat`` (wxyz) /
 ``xmat`` / ``xipos`` refreshed after every ``step``/``reset_envs``.
 
-Contacts: none are generated (the solver is stepped without a collision pass), so floors and
-self-collisions have no effect here: legged robots fall through the floor. Physics differ from
-MuJoCo in any case (another integrator); the pendulum is checked against its own invariants and
-a free rigid body against MuJoCo (see ``docs/backends.md``).
+Contacts (on by default): Newton's ``CollisionPipeline`` runs before every solver step and the
+solver applies penalty contact forces with per-shape gains scaled by the carrying body's mass and
+the step (:class:`NewtonContactCfg`; ``contacts=False`` turns them off). Limited joints get
+critically damped limit springs from MuJoCo's ``solreflimit`` (Newton's imported ``limit_ke = 1e4``
+diverges on light links at 5 ms). Physics differ from MuJoCo in any case (another integrator and
+contact model); see ``docs/backends.md`` for the measured differences.
 
 Native actuators: :meth:`NewtonBackend.native_actuators` exports an ``ActuatorCollection``'s
 recipes (PD, PID, delay, max-effort, DC-motor and position-based clamps, with the per-env values
@@ -46,6 +48,8 @@ Neural drives and implicit groups are not exported (``ValueError`` naming the gr
 from __future__ import annotations
 
 import contextlib
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import mujoco
@@ -56,9 +60,49 @@ from ._warp import HostArray, import_extra, import_warp, resolve_device
 from .base import PhysicsBackend, env_index
 from .mujoco import joint_info
 
-__all__ = ["NewtonBackend", "NativeActuators"]
+__all__ = ["NewtonBackend", "NewtonContactCfg", "NativeActuators"]
 
 _SOLVERS = ("featherstone", "xpbd")
+
+
+@dataclass(frozen=True)
+class NewtonContactCfg:
+    """Penalty contacts of :class:`NewtonBackend`: Newton's ``CollisionPipeline`` finds the contacts
+    (the MJCF's ``contype``/``conaffinity`` filtering as imported by Newton), the solver turns each
+    into a spring-damper force with Coulomb-limited viscous friction, integrated explicitly.
+
+    Explicit integration is stable only while a contact's gains stay below its body's mass over
+    the step, so the gains are set **per collision shape** from the mass ``m`` [kg] of the body
+    that carries it and the contact step ``h = physics_dt / substeps`` [s]:
+    ``ke = ke_scale * m / h^2``, ``kd = kd_scale * m / h``, ``kf = kf_scale * m / h``. Static
+    shapes (the floor) carry zero gains and the body's shape twice the value (Newton averages the
+    two shapes of a pair), so a body-vs-floor contact gets exactly these gains. Example: the
+    quadruped's calf+foot body (0.25 kg) at 5 ms gets ``ke = 1e4 N/m``, ``kd = 50 N·s/m``,
+    ``kf = 50 N·s/m``."""
+
+    ke_scale: float = 1.0
+    """Normal stiffness ``ke = ke_scale * m / h^2`` [N/m] (stability limit: about 4)."""
+    kd_scale: float = 1.0
+    """Normal damping (while approaching) ``kd = kd_scale * m / h`` [N·s/m] (limit: about 2)."""
+    kf_scale: float = 1.0
+    """Friction slope ``kf = kf_scale * m / h`` [N·s/m]: tangential force ``kf * v_t`` up to the
+    Coulomb limit ``mu * f_n`` (limit: about 2; smaller values let loaded feet creep faster)."""
+    mu: float | None = None
+    """Coulomb friction coefficient [-]; ``None`` keeps the MJCF geoms' ``friction[0]``."""
+    substeps: int = 1
+    """Solver steps per physics substep [-], each of ``h = physics_dt / substeps`` [s] with its own
+    collision pass (stiffer contacts, more compute)."""
+
+    def validate(self) -> None:
+        for name in ("ke_scale", "kd_scale", "kf_scale"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"NewtonContactCfg: {name} must be a finite number >= 0, got {v!r}")
+        if isinstance(self.substeps, bool) or not isinstance(self.substeps, int) or self.substeps < 1:
+            raise ValueError(f"NewtonContactCfg: substeps must be an integer >= 1, got {self.substeps!r}")
+        mu = self.mu
+        if mu is not None and (isinstance(mu, bool) or not (isinstance(mu, (int, float)) and math.isfinite(mu) and mu >= 0)):
+            raise ValueError(f"NewtonContactCfg: mu must be None or a finite number >= 0, got {self.mu!r}")
 
 
 def _import_newton():
@@ -197,14 +241,25 @@ class NewtonBackend(PhysicsBackend):
             verified one) or ``"xpbd"`` (bodies in maximal coordinates; ``joint_q``/``joint_qd``
             recovered with ``eval_ik`` after each substep; compliant joints, see docs/backends.md).
         graph: capture the physics substep in a CUDA graph on CUDA devices (ignored on CPU).
+        contacts: ``True`` (default: :class:`NewtonContactCfg` defaults), a
+            :class:`NewtonContactCfg`, or ``False`` / ``None`` (no collision pass: floors do nothing).
     """
 
     def __init__(self, mjcf: str, num_envs: int, device: Any = "cpu", physics_dt: float | None = None,
-                 solver: str = "featherstone", graph: bool = True):
+                 solver: str = "featherstone", graph: bool = True, contacts: bool | NewtonContactCfg = True):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"NewtonBackend: num_envs must be an integer >= 1, got {num_envs!r}")
         if solver not in _SOLVERS:
             raise ValueError(f"NewtonBackend: solver must be one of {_SOLVERS}, got {solver!r}")
+        if contacts is True:
+            contacts = NewtonContactCfg()
+        elif contacts is False or contacts is None:
+            contacts = None
+        elif not isinstance(contacts, NewtonContactCfg):
+            raise ValueError(f"NewtonBackend: contacts must be a bool or a NewtonContactCfg, got {contacts!r}")
+        else:
+            contacts.validate()
+        self.contact_cfg = contacts
         self.wp = wp = import_warp()
         newton = _import_newton()
         self.wp_device, self.device = resolve_device(device)
@@ -224,8 +279,14 @@ class NewtonBackend(PhysicsBackend):
             builder = newton.ModelBuilder()
             builder.replicate(art, self.num_envs)
             self.nmodel = builder.finalize(device=self.wp_device)
+            self._set_limit_gains(m)
             self.state_0, self.state_1 = self.nmodel.state(), self.nmodel.state()
             self.control = self.nmodel.control()
+            self._pipeline = self.contacts = None
+            if contacts is not None and self.nmodel.shape_count:
+                self._set_contact_materials(contacts)
+                self._pipeline = newton.CollisionPipeline(self.nmodel)
+                self.contacts = self._pipeline.contacts()
             if solver == "featherstone":
                 self.solver = newton.solvers.SolverFeatherstone(self.nmodel, angular_damping=0.0)
             else:
@@ -233,6 +294,7 @@ class NewtonBackend(PhysicsBackend):
         self._nb = m.nbody - 1  # Newton bodies per world (MuJoCo's minus the world body)
         self._body_com = np.asarray(self.nmodel.body_com.numpy()[: self._nb], dtype=np.float64)
         self.solver_name = solver
+        self._inner = contacts.substeps if self._pipeline is not None else 1
         self._maximal = solver == "xpbd"
         self._newton = newton
         self._nq, self._nv = m.nq, m.nv
@@ -248,6 +310,41 @@ class NewtonBackend(PhysicsBackend):
         self._xfrc: np.ndarray | None = None  # created on first access of xfrc_applied
         self._visual: dict[str, np.ndarray] = {}  # per-world visual-only model fields (site_pos)
         self.reset_envs(None)
+
+    def _set_limit_gains(self, m: mujoco.MjModel) -> None:
+        """Joint-limit penalty gains stable at the substep. Newton's importer gives every limited
+        joint ``limit_ke = 1e4``, ``limit_kd = 10``: on a light link (the quadruped's knee,
+        0.015 kg·m² with armature) explicit integration at 5 ms diverges as soon as a limit is
+        violated. Here each limited 1-DOF joint gets a critically damped spring with MuJoCo's
+        ``solreflimit`` time constant ``tc`` (clamped to ``>= 2 dt`` as MuJoCo does):
+        ``ke = M0 / tc^2``, ``kd = 2 M0 / tc``, ``M0`` the joint-space inertia at ``qpos0``
+        (``dof_M0``, armature included)."""
+        ke = self.nmodel.joint_limit_ke.numpy()
+        kd = self.nmodel.joint_limit_kd.numpy()
+        nv = m.nv
+        for jm in range(m.njnt):
+            one_dof = int(m.jnt_type[jm]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
+            if not (m.jnt_limited[jm] and one_dof):
+                continue
+            d = int(m.jnt_dofadr[jm])
+            tc = max(float(m.jnt_solref[jm, 0]), 2.0 * self.physics_dt)
+            M0 = float(m.dof_M0[d])
+            ke[d::nv] = M0 / tc**2
+            kd[d::nv] = 2.0 * M0 / tc
+        self.nmodel.joint_limit_ke.assign(ke)
+        self.nmodel.joint_limit_kd.assign(kd)
+
+    def _set_contact_materials(self, cfg: NewtonContactCfg) -> None:
+        """Per-shape contact gains from the carrying body's mass (see :class:`NewtonContactCfg`)."""
+        nm = self.nmodel
+        body = nm.shape_body.numpy()
+        mass = np.where(body >= 0, nm.body_mass.numpy()[np.maximum(body, 0)], 0.0)
+        h = self.physics_dt / cfg.substeps
+        for name, value in (("ke", 2 * cfg.ke_scale * mass / h**2), ("kd", 2 * cfg.kd_scale * mass / h),
+                            ("kf", 2 * cfg.kf_scale * mass / h)):
+            getattr(nm, f"shape_material_{name}").assign(value.astype(np.float32))
+        if cfg.mu is not None:
+            nm.shape_material_mu.fill_(float(cfg.mu))
 
     def _scope(self):
         stack = contextlib.ExitStack()
@@ -346,22 +443,28 @@ class NewtonBackend(PhysicsBackend):
 
     def _substep(self) -> None:
         s0, s1 = self.state_0, self.state_1
-        self.solver.step(s0, s1, self.control, None, self.physics_dt)
-        if self._maximal:  # XPBD integrates bodies: recover the generalized state from them
-            self._newton.eval_ik(self.nmodel, s1, s1.joint_q, s1.joint_qd)
-        s0.assign(s1)  # fixed buffers: views and captured graphs keep pointing at state_0
+        n = self._inner
+        for _ in range(n):
+            if self._pipeline is not None:
+                self._pipeline.collide(s0, self.contacts)
+            self.solver.step(s0, s1, self.control, self.contacts, self.physics_dt / n)
+            if self._maximal:  # XPBD integrates bodies: recover the generalized state from them
+                self._newton.eval_ik(self.nmodel, s1, s1.joint_q, s1.joint_qd)
+            s0.assign(s1)  # fixed buffers: views and captured graphs keep pointing at state_0
 
     def _apply_body_forces(self) -> None:
         """``state.body_f`` = :attr:`xfrc_applied` (zero while it has never been used); outside the
-        captured graph, so host-side writes reach every substep."""
-        bf = self.state_0.body_f
-        if bf is None:
+        captured graph, so host-side writes reach every substep. Both states get it, so the
+        ``assign`` between inner contact steps keeps it."""
+        if self.state_0.body_f is None:
             return
-        if self._xfrc is None:
-            bf.zero_()
-        else:
-            t = self.wp.to_torch(bf).view(self.num_envs, self._nb, 6)
-            t.copy_(torch.from_numpy(self._xfrc[:, 1:]).to(device=self.device, dtype=t.dtype))
+        src = None if self._xfrc is None else torch.from_numpy(self._xfrc[:, 1:])
+        for bf in (self.state_0.body_f, self.state_1.body_f):
+            if src is None:
+                bf.zero_()
+            else:
+                t = self.wp.to_torch(bf).view(self.num_envs, self._nb, 6)
+                t.copy_(src.to(device=self.device, dtype=t.dtype))
 
     def step(self, nstep: int = 1, derived: bool = True, graph: bool = True) -> None:
         """Advance every world by ``nstep`` substeps (``derived`` is accepted for interface parity:
