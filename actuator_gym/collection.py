@@ -244,6 +244,17 @@ class ActuatorCollection(Mapping):
                 # buffers (column views), and reads its targets from views
                 grp.model.bind_output_buffers(self.computed_effort[:, grp.cols], self.applied_effort[:, grp.cols])
                 grp.views = tuple(self._views[k][:, grp.cols] for k in keys)
+        only = next(iter(self._groups.values()))
+        self._fast = None
+        if (
+            len(self._groups) == 1
+            and only.cols == slice(0, self.num_joints)
+            and self.ops.name == "numpy"
+            and self._alias_effort
+            and only.model.effort_mode == "explicit"
+        ):
+            self._fast, self._fast_model = only.model.compute_arrays, only.model
+            self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
 
     @staticmethod
     def _group_seeds(seed: int | None, n: int) -> list[int | None]:
@@ -331,6 +342,23 @@ class ActuatorCollection(Mapping):
         the rows and columns of its joints; explicit groups get nothing (and without implicit
         groups both arguments are ignored).
         """
+        fast = self._fast
+        if (
+            fast is not None
+            and type(joint_pos) is np.ndarray
+            and type(joint_vel) is np.ndarray
+            and joint_pos.shape == self._shape
+            and joint_vel.shape == self._shape
+            and joint_pos.dtype == self._np_dtype
+            and joint_vel.dtype == self._np_dtype
+        ):
+            # one explicit group over all joints: nothing to gather; efforts land in place
+            fast(joint_pos, joint_vel, *self._fast_targets, dt)
+            if not self._alias_command:
+                dq, dqd, _ = self._fast_model.delayed_command
+                self._views["out_pos"][...] = dq
+                self._views["out_vel"][...] = dqd
+            return self.applied_effort
         q, qd = self._view_in(joint_pos, "joint_pos"), self._view_in(joint_vel, "joint_vel")
         if self.ops.name == "numpy":
             q = q.numpy() if isinstance(q, torch.Tensor) else q

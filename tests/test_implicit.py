@@ -189,7 +189,8 @@ def test_newton_step_floors_pivots_without_row_exchanges(la_cls):
     """Jacobian I - h diag(s) A = [[0, 1], [0, 1]] (h 1, s 1, A = [[1, -1], [0, 0]]): exactly singular.
     Elimination without exchanges floors pivot 0 to 1e-8: dp1 = -r1, dp0 = (r1 - r0) / 1e-8."""
     la = la_cls(1, 2, torch.device("cpu"))
-    conv = (lambda x: torch.tensor(x, dtype=torch.float64)) if la_cls is _TorchLA else (lambda x: np.array(x, dtype=np.float64))  # noqa: E731
+    lib = torch if la_cls is _TorchLA else np
+    conv = lambda x: lib.asarray(x, dtype=lib.float64)  # noqa: E731
     A, s, r = conv([[[1.0, -1.0], [0.0, 0.0]]]), conv([[1.0, 1.0]]), conv([[1.0, 0.5]])
     dp = la.eliminate(A, s, r, 1.0, 1e-8)
     assert np.allclose(np.asarray(dp), [[-0.5e8, -0.5]], rtol=1e-12)

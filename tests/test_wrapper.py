@@ -76,7 +76,7 @@ def test_hook_replaces_the_private_method_and_runs_frame_skip_times():
     assert "_step_mujoco_simulation" in base.__dict__  # instance-level patch
     calls = []
     compute = env.collection.compute
-    env.collection.compute = lambda **kw: (calls.append(1), compute(**kw))[1]
+    env.collection.compute = lambda *a, **kw: (calls.append(1), compute(*a, **kw))[1]
     env.reset(seed=0)
     env.step(env.action_space.sample())
     assert len(calls) == base.frame_skip == 4

@@ -169,7 +169,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._randomized = [g for g in self.collection if self.collection[g].randomized_parameters()]
         self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.collection.parameters().items()}
         self._reset_targets()
-        self._sim.set_substep_hook(self._substep)
+        explicit_only = not self._implicit and self._mass_ids is None
+        self._sim.set_substep_hook(self._substep_explicit if explicit_only else self._substep)
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -372,6 +373,26 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 self._tgt_vel[0, c] = part
             else:
                 self._tgt_eff[0, c] = part
+
+    def _substep_explicit(self, k: int) -> None:
+        """The per-substep hook when every group computes explicit efforts (the common case):
+        :meth:`_substep` without the implicit-servo and mass-matrix branches."""
+        be = self.backend
+        if k == 0:
+            self._ctrl.fill(0.0)  # the env's own actuators are replaced
+        q, qd = be.joint_pos(), be.joint_vel()
+        self.collection.compute(q, qd, self._dt)
+        be.set_joint_effort(self._out_eff)
+        p = self._power_rows[k]
+        np.multiply(self._applied, qd, out=p)
+        if k == self._last_k:
+            last = self._last_all
+            last[0] = q[0]
+            last[1] = qd[0]
+            last[2] = self._computed[0]
+            last[3] = self._applied[0]
+            last[4] = p[0]
+        self._substeps += 1
 
     def _substep(self, k: int) -> None:
         """The per-substep hook: actuator models -> qfrc_applied (and implicit servo ctrl)."""
