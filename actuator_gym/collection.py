@@ -253,7 +253,7 @@ class ActuatorCollection(Mapping):
             and self._alias_effort
             and only.model.effort_mode == "explicit"
         ):
-            self._fast, self._fast_model = only.model.compute_arrays, only.model
+            self._fast = only
             self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
 
     @staticmethod
@@ -353,9 +353,10 @@ class ActuatorCollection(Mapping):
             and joint_vel.dtype == self._np_dtype
         ):
             # one explicit group over all joints: nothing to gather; efforts land in place
-            fast(joint_pos, joint_vel, *self._fast_targets, dt)
+            model = fast.model
+            model.compute_arrays(joint_pos, joint_vel, *self._fast_targets, dt)
             if not self._alias_command:
-                dq, dqd, _ = self._fast_model.delayed_command
+                dq, dqd, _ = model.delayed_command
                 self._views["out_pos"][...] = dq
                 self._views["out_vel"][...] = dqd
             return self.applied_effort

@@ -17,7 +17,7 @@ import gymnasium as gym  # noqa: E402
 
 import actuator_gym  # noqa: E402,F401
 from actuator_gym import ActuatorCollection, DCMotorCfg, IdealPDActuatorCfg  # noqa: E402
-from actuator_gym.actuators import Actuator, ClampingMaxEffort, DrivePID  # noqa: E402
+from actuator_gym.actuators import ClampingMaxEffort, ComposedActuatorCfg, DrivePID  # noqa: E402
 from actuator_gym.backends.newton import NewtonBackend, NewtonContactCfg  # noqa: E402
 from actuator_gym.envs.pendulum import GRAVITY, PendulumCfg, pendulum_mjcf  # noqa: E402
 
@@ -57,13 +57,9 @@ def test_native_dc_motor_pd_matches_ours(backend):
 
 
 def test_native_pid_with_clamp_matches_ours(backend):
-    pid = Actuator(drive=DrivePID(kp=15.0, ki=4.0, kd=1.0, integral_max=0.5), clamping=[ClampingMaxEffort(max_effort=2.5)],
-                   num_envs=N, num_joints=1, joint_names=["hinge"])
-    coll = ActuatorCollection({"p": IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=1.0)},
-                              joint_names=backend.joint_names, num_envs=N)
-    # swap in the PID model (a collection group is an Actuator; use its public constructor path)
-    coll._groups["p"].model = pid
-    coll._groups["p"].views = None
+    pid = ComposedActuatorCfg(joint_names_expr=["hinge"], drive=DrivePID(kp=15.0, ki=4.0, kd=1.0, integral_max=0.5),
+                              clamping=[ClampingMaxEffort(max_effort=2.5)])
+    coll = ActuatorCollection({"p": pid}, joint_names=backend.joint_names, num_envs=N)
     worst, _ = _run_both(backend, coll, steps=60)
     assert worst <= 2e-5
 

@@ -160,3 +160,15 @@ def test_any_named_model_takes_a_delay():
     outs = [m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[v]]).item() for v in (1.0, 2.0, 3.0)]
     assert outs == [1.0, 1.0, 2.0]
     assert m.parameter("max_delay").item() == 1 and "delay_steps" in m.parameters()
+
+
+def test_composed_cfg_puts_any_recipe_into_a_collection():
+    cfg = ag.ComposedActuatorCfg(joint_names_expr=["FL_.*"], drive=ag.DrivePID(kp=2.0, ki=10.0), clamping=[ag.ClampingMaxEffort(max_effort=1.5)])
+    coll = ag.ActuatorCollection({"pid": cfg, "rest": ag.IdealPDActuatorCfg(joint_names_expr=["FR_.*"], stiffness=1.0)},
+                                 joint_names=JOINTS, num_envs=1)
+    coll.target_command.set_position_index(value=np.full((1, 4), 0.5), full_data=True)
+    out = coll.compute(joint_pos=np.zeros((1, 4)), joint_vel=np.zeros((1, 4)), dt=0.1)
+    # PID: 2*0.5 + 10*(0.5*0.1) = 1.5 (at the clamp); PD: 0.5
+    np.testing.assert_allclose(out.numpy(), [[1.5, 1.5, 0.5, 0.5]])
+    with pytest.raises(ValueError, match="drive must be a Drive"):
+        ag.ComposedActuatorCfg(drive=None).build(joint_names=JOINTS)

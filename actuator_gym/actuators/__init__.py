@@ -8,6 +8,7 @@ from .actuator import Actuator, as_env_ids
 from .checkpoints import load_network, network_from_state_dict
 from .models import (
     ActuatorBaseCfg,
+    ComposedActuatorCfg,
     ActuatorNetLSTMCfg,
     ActuatorNetMLPCfg,
     DCMotorCfg,
@@ -45,6 +46,7 @@ __all__ = [
     "ClampingDCMotor",
     "ClampingPositionBased",
     "ActuatorBaseCfg",
+    "ComposedActuatorCfg",
     "IdealPDActuatorCfg",
     "DCMotorCfg",
     "DelayedPDActuatorCfg",

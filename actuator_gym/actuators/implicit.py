@@ -54,7 +54,7 @@ laws are the parts' own code. One algorithm, two array libraries (:class:`_Numpy
   sync per Newton iteration (was the full step accepted by every active env, is any env still
   active; at iteration 0 it also carries the finiteness check of ``inverse_mass``, and for
   ``J > 1`` the library-solve condition above, redone by elimination in the rare case it fails);
-  an iteration where some env rejects the full step adds one per extra halving.
+  an iteration where some env rejects the full step adds one per halving.
 
 Per call: the warm start and the first residual (2 law evaluations), then per Newton iteration
 the slope and the full-step trial (2); the accepted trial's residual, state and unclamped law are

@@ -29,7 +29,7 @@ import torch
 
 from .actuator import Actuator
 from .params import select_names
-from .parts import ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, DrivePD
+from .parts import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, Drive, DrivePD
 
 __all__ = [
     "ActuatorBaseCfg",
@@ -287,6 +287,31 @@ class RemotizedPDActuatorCfg(DelayedPDActuatorCfg):
             clamping=[ClampingPositionBased([r[0] for r in rows], [r[2] for r in rows])],
             aliases={**_PD_ALIASES, **_DELAY_ALIASES},
         )
+
+
+@dataclass(kw_only=True)
+class ComposedActuatorCfg(ActuatorBaseCfg):
+    """Any recipe of parts as a config, so hand-composed models (Newton's vocabulary) join
+    collections, wrappers and tasks like the named ones::
+
+        ComposedActuatorCfg(joint_names_expr=[".*_knee"], drive=DrivePID(kp=15.0, ki=4.0, kd=1.0),
+                            clamping=[ClampingMaxEffort(max_effort=2.5)])
+
+    The parameters live in the parts; the PD fields of the base config (``stiffness``, ``damping``,
+    ``actuator_*_limit``) are not used. ``min_delay``/``max_delay`` add a Delay when ``delay`` is None.
+    """
+
+    drive: Drive | None = None
+    """The drive part (required): ``DrivePD``, ``DrivePID`` or a neural drive."""
+    delay: Delay | None = None
+    """Optional ``Delay`` part on the commands."""
+    clamping: list[Clamping] = field(default_factory=list)
+    """Clamp parts applied in order."""
+
+    def recipe(self):
+        if not isinstance(self.drive, Drive):
+            raise ValueError(f"{type(self).__name__}: drive must be a Drive part (e.g. DrivePID(...)), got {self.drive!r}")
+        return dict(drive=self.drive, delay=self.delay, clamping=list(self.clamping), aliases={})
 
 
 @dataclass(kw_only=True)
