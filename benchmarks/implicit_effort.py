@@ -8,16 +8,7 @@ implicit effort mode, one after the other; the table shows median microseconds p
 and the median of the per-round ratios implicit / explicit. The last rows time the batched MuJoCo
 backend's ``mass_matrix_terms`` (Ant, all 8 hinges) on top of a plain ``step``.
 
-Before/after the numpy implicit solve (2-core reference machine, ``--rounds 7``, medians, us per
-substep; "before" = the earlier all-torch solve, run back to back in one session):
-
-    case                     explicit  implicit before  implicit now  ratio now
-    PendulumTask N=1               33              350           103       3.21
-    AntTask N=1                    79              705           238       3.05
-    PendulumTask N=64             145              550           298       2.06
-    AntTask N=64                 2623             4129          3587       1.37
-    wrapper Reacher-v5             36              622           156       4.13
-    wrapper Ant-v5                 65              674           206       3.18
+Measured numbers and their history: docs/neural.md ("Cost").
 """
 
 from __future__ import annotations
