@@ -42,6 +42,13 @@ class ArrayOps:
     def take(self, table, index):
         return table[index]
 
+    def fill_where(self, out, cond, value: float) -> None:
+        """``out[cond] = value`` without a data-dependent shape (no host sync on GPU)."""
+        if self.name == "numpy":
+            np.copyto(out, value, where=cond)
+        else:
+            out.masked_fill_(cond, value)
+
     def take_flat(self, src, index, out) -> None:
         """``out[...] = src[index]`` for a 1-D ``src`` and an integer ``index`` shaped like ``out``."""
         if self.name == "numpy":

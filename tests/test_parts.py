@@ -249,3 +249,34 @@ def test_delay_state_untouched_by_rejected_input():
     with pytest.raises(ValueError, match="shape"):
         m.compute(joint_pos=np.zeros((2, 1)), joint_vel=np.zeros((1, 1)), target_pos=full(5.0))
     assert step_delay(m, 2.0).item() == 1.0  # the rejected call left no trace in the history
+
+
+def test_torch_delay_has_no_python_side_state_per_substep():
+    """The torch path (GPU devices) keeps the delay's indices on the device, so a captured CUDA graph
+    can replay it: two models fed the same commands agree with the numpy path step for step, and the
+    Python-side write index never moves on the torch path."""
+    lags = torch.tensor([[0, 1, 3], [2, 3, 1]])
+    mk = lambda b: act(ag.DrivePD(kp=1.0, kd=0.5), delay=ag.Delay(delay_steps=lags, max_delay=3), n=2, j=3, backend=b)  # noqa: E731
+    mn, mt = mk("numpy"), mk("torch")
+    assert mt.delay.graph_safe and not mn.delay.graph_safe
+    rng = np.random.default_rng(0)
+    for step in range(12):
+        if step == 6:
+            mn.reset(env_ids=[1])
+            mt.reset(env_ids=[1])
+        tq, tqd = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+        a = mn.compute(joint_pos=np.zeros((2, 3)), joint_vel=np.zeros((2, 3)), target_pos=tq, target_vel=tqd)
+        b = mt.compute(joint_pos=np.zeros((2, 3)), joint_vel=np.zeros((2, 3)), target_pos=tq, target_vel=tqd)
+        assert torch.equal(a, b), step
+    assert mt.delay._write == 0 and int(mt.delay._write_t) == 12 % 4
+
+
+def test_graph_capturable_accepts_torch_delay_and_position_based_clamp():
+    from actuator_gym.backends._warp import graph_capturable
+
+    cfgs = {"legs": ag.RemotizedPDActuatorCfg(stiffness=10.0, min_delay=0, max_delay=2, joint_parameter_lookup=[[-1, 1, 5], [1, 1, 9]])}
+    torch_coll = ag.ActuatorCollection(cfgs, joint_names=["a", "b"], num_envs=2, array_backend="torch")
+    numpy_coll = ag.ActuatorCollection(cfgs, joint_names=["a", "b"], num_envs=2)
+    assert graph_capturable(torch_coll) == (True, "")
+    ok, why = graph_capturable(numpy_coll)
+    assert not ok and "numpy path" in why

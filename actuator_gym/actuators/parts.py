@@ -220,6 +220,10 @@ class Delay(Part):
         self._offs = ctx.ops.view(self._offs_t)
         self._offs3_t = torch.zeros((3, n, j), dtype=torch.int64, device=ctx.device)
         self._offs3 = ctx.ops.view(self._offs3_t)
+        # torch path: the write index lives on the device, so a captured CUDA graph can replay
+        # the delay (no Python-side state changes between substeps)
+        self._write_t = torch.zeros((1,), dtype=torch.int64, device=ctx.device)
+        self.graph_safe = ctx.ops.name == "torch"
 
     def refresh(self):
         self._gather = [None] * self.history_len  # lags may have been re-drawn
@@ -234,6 +238,8 @@ class Delay(Part):
 
     def apply(self, tq, tqd, tff):
         """Record this substep's commands and return the delayed ``(q*, qd*, tau_ff)``."""
+        if self.graph_safe:
+            return self._apply_tensor(tq, tqd, tff)
         ops = self._ctx.ops
         xp = ops.xp
         hist, w, offs = self._hist, self._write, self._offs
@@ -264,6 +270,20 @@ class Delay(Part):
             xp.minimum(self._count, self._max, out=self._count)
             self._steps_since_reset += 1
         return out[0], out[1], out[2]
+
+
+    def _apply_tensor(self, tq, tqd, tff):
+        """The same law with every index on the device (torch path): in-place tensor ops only, no
+        host synchronisation, no Python state -- safe to capture in a CUDA graph."""
+        w, offs, h = self._write_t, self._offs_t, self.history_len
+        self._hist_t.index_copy_(1, w, torch.stack((tq, tqd, tff)).unsqueeze(1))
+        torch.minimum(self.params["delay_steps"].values, self._count_t, out=offs)
+        offs.neg_().add_(w).remainder_(h).mul_(self._nj).add_(self._base)
+        torch.add(offs, self._chan, out=self._offs3_t)
+        self._out_t.copy_(self._hist_t.reshape(-1).take(self._offs3_t))
+        w.add_(1).remainder_(h)
+        self._count_t.add_(1).clamp_(max=self.max_delay)
+        return self._out_t[0], self._out_t[1], self._out_t[2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,7 +528,7 @@ class ClampingPositionBased(Clamping):
         xp.subtract(qc, self._x_left[idx], out=lim)
         xp.multiply(lim, self._slope[idx], out=lim)
         xp.add(lim, self._y_left[idx], out=lim)
-        lim[q > self._xk] = self._yk
+        self._ctx.ops.fill_where(lim, q > self._xk, self._yk)
         return lim
 
     def apply(self, effort, q, qd, out):

@@ -95,20 +95,22 @@ _CAPTURABLE_PARTS = frozenset(
 def graph_capturable(collection) -> tuple[bool, str]:
     """Whether ``collection.compute`` can be recorded once and replayed from a CUDA graph, and why not.
 
-    Not capturable: a ``Delay`` (its ring-buffer write index and warm-up counter are Python ints,
-    which a replay cannot advance), ``check_finite=True`` (reads values on the host), implicit
+    A ``Delay`` is capturable on the torch path (its write index and counters live on the device;
+    ``Delay.graph_safe``). Not capturable: ``check_finite=True`` (reads values on the host), implicit
     groups (need the mass matrix from the engine), and any part not known to be pure tensor math
     (neural drives, user parts).
     """
     for name, model in collection.items():
         if getattr(model, "check_finite", False):
             return False, f"group {name!r}: check_finite=True synchronises with the host"
-        if getattr(model, "is_implicit", False):
-            return False, f"group {name!r}: implicit effort mode"
+        if getattr(model, "is_implicit", False) or getattr(model, "effort_mode", "explicit") != "explicit":
+            return False, f"group {name!r}: implicit (solver-side or Stable-PD) effort"
         for part in model._parts:
             kind = type(part).__name__
             if kind == "Delay":
-                return False, f"group {name!r}: Delay keeps its ring-buffer write index in Python"
+                if not getattr(part, "graph_safe", False):
+                    return False, f"group {name!r}: Delay on the numpy path keeps its write index in Python"
+                continue
             if kind not in _CAPTURABLE_PARTS:
                 return False, f"group {name!r}: part {kind} is not known to be graph-safe"
     return True, ""
