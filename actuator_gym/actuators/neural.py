@@ -57,6 +57,19 @@ def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases
     return default
 
 
+def _io_scales(owner: str, meta, pos_scale, vel_scale, torque_scale, effort_scale) -> tuple[float, float, float]:
+    """``(pos_scale, vel_scale, torque_scale)``: keyword, else checkpoint metadata, else 1.
+    ``effort_scale`` is Newton's name for ``torque_scale``; giving both with different values is an error."""
+    if torque_scale is not None and effort_scale is not None and float(torque_scale) != float(effort_scale):
+        raise ValueError(f"{owner}: torque_scale ({torque_scale}) and effort_scale ({effort_scale}) disagree; give one")
+    ts = torque_scale if torque_scale is not None else effort_scale
+    return (
+        _finite_scale(owner, "pos_scale", _pick("pos_scale", pos_scale, meta, 1.0)),
+        _finite_scale(owner, "vel_scale", _pick("vel_scale", vel_scale, meta, 1.0)),
+        _finite_scale(owner, "torque_scale", _pick("torque_scale", ts, meta, 1.0, "effort_scale")),
+    )
+
+
 def _finite_scale(owner: str, name: str, v: Any) -> float:
     try:
         f = float(v)
@@ -159,8 +172,6 @@ class DriveNeuralMLP(_NeuralDrive):
     ):
         super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
         me, m = type(self).__name__, self.metadata
-        if torque_scale is not None and effort_scale is not None and float(torque_scale) != float(effort_scale):
-            raise ValueError(f"{me}: torque_scale ({torque_scale}) and effort_scale ({effort_scale}) disagree; give one")
         order = _pick("input_order", input_order, m, None)
         if order not in ("pos_vel", "vel_pos"):
             raise ValueError(
@@ -181,10 +192,7 @@ class DriveNeuralMLP(_NeuralDrive):
         self.input_order = order
         self.input_idx = idx
         self.history_length = max(idx) + 1
-        self.pos_scale = _finite_scale(me, "pos_scale", _pick("pos_scale", pos_scale, m, 1.0))
-        self.vel_scale = _finite_scale(me, "vel_scale", _pick("vel_scale", vel_scale, m, 1.0))
-        ts = torque_scale if torque_scale is not None else effort_scale
-        self.torque_scale = _finite_scale(me, "torque_scale", _pick("torque_scale", ts, m, 1.0, "effort_scale"))
+        self.pos_scale, self.vel_scale, self.torque_scale = _io_scales(me, m, pos_scale, vel_scale, torque_scale, effort_scale)
         self._validate(2 * len(idx))
 
     def _setup(self, ctx):
@@ -282,12 +290,7 @@ class DriveNeuralLSTM(_RecurrentDrive):
     ):
         super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
         me, m = type(self).__name__, self.metadata
-        if torque_scale is not None and effort_scale is not None and float(torque_scale) != float(effort_scale):
-            raise ValueError(f"{me}: torque_scale ({torque_scale}) and effort_scale ({effort_scale}) disagree; give one")
-        self.pos_scale = _finite_scale(me, "pos_scale", _pick("pos_scale", pos_scale, m, 1.0))
-        self.vel_scale = _finite_scale(me, "vel_scale", _pick("vel_scale", vel_scale, m, 1.0))
-        ts = torque_scale if torque_scale is not None else effort_scale
-        self.torque_scale = _finite_scale(me, "torque_scale", _pick("torque_scale", ts, m, 1.0, "effort_scale"))
+        self.pos_scale, self.vel_scale, self.torque_scale = _io_scales(me, m, pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
 

@@ -385,14 +385,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         be.set_joint_effort(self._out_eff)
         p = self._power_rows[k]
         np.multiply(self._applied, qd, out=p)
-        if k == self._last_k:
-            last = self._last_all
-            last[0] = q[0]
-            last[1] = qd[0]
-            last[2] = self._computed[0]
-            last[3] = self._applied[0]
-            last[4] = p[0]
-        self._substeps += 1
+        self._record(k, q, qd, p)
 
     def _substep(self, k: int) -> None:
         """The per-substep hook: actuator models -> qfrc_applied (and implicit servo ctrl)."""
@@ -415,6 +408,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._ctrl[self._imp_acts] = (self._imp_a * self._out_pos[:, ic] + self._imp_b * self._out_vel[:, ic])[0]
             p[:, ic] = 0.0
             self._qd_imp = qd[0, ic]  # a copy (fancy index)
+        self._record(k, q, qd, p)
+
+    def _record(self, k: int, q, qd, p) -> None:
+        """Count the substep; after the last one keep its state and efforts for the telemetry."""
         if k == self._last_k:
             last = self._last_all
             last[0] = q[0]
