@@ -219,10 +219,20 @@ def test_unsupported_fields_say_so():
     nb = NewtonBackend(FREE_BODY, 1, device=DEVICE)
     with pytest.raises(ValueError, match="cvel"):
         nb.field("cvel")
-    with pytest.raises(ValueError, match="body_mass"):
-        nb.model_field("body_mass")
+    with pytest.raises(ValueError, match=r"'dof_frictionloss'.*supported: \['body_mass'"):
+        nb.model_field("dof_frictionloss")  # Newton's solvers ignore joint_friction
     site = nb.model_field("site_pos")
     assert site.shape == (1, 0, 3)
+    nb.model_field("dof_damping")[0, 2] = 0.5  # a free-joint DOF: Featherstone applies no damping there
+    with pytest.raises(ValueError, match=r"'dof_damping' entry \(2,\) of world 0 .*free-joint"):
+        nb.set_const()
+    nb.model_field("dof_damping")[0, 2] = 0.0
+    nb.model_field("body_mass")[0, 0] = 1.0  # MuJoCo's world body
+    with pytest.raises(ValueError, match="world body"):
+        nb.reset_envs([0])
+    xpbd = NewtonBackend(FREE_BODY, 1, device=DEVICE, solver="xpbd")
+    with pytest.raises(ValueError, match=r"'dof_armature'.*xpbd"):
+        xpbd.model_field("dof_armature")
 
 
 def test_quadrotor_on_newton_matches_mujoco():
@@ -382,3 +392,140 @@ def test_contact_cfg_gains_and_validation():
             NewtonBackend(FREE_BODY, 1, device=DEVICE, contacts=NewtonContactCfg(**bad))
     with pytest.raises(ValueError, match="contacts"):
         NewtonBackend(FREE_BODY, 1, device=DEVICE, contacts="yes")
+
+
+# --- per-world model fields (model_randomization) -----------------------------------------------------
+
+def _pendulum_env(backend, n, rand, seed):
+    return gym.make_vec("actuator_gym/Pendulum-v0", num_envs=n, backend=backend, seed=seed, model_randomization=rand,
+                        device=DEVICE if backend == "newton" else "cpu")
+
+
+def test_body_mass_randomization_follows_mujoco():
+    """model_randomization of the bob's mass on backend="newton": the same draws as on MuJoCo for the
+    same seed (bitwise, float64), written to Newton's body_mass / body_inv_mass of each world; a
+    constant position target 0.8 rad settles where kp (0.8 - q) = m g L sin q (heavier bobs sag
+    more; within 5e-4 rad, measured 3e-5 after 2.5 s), and the observations follow MuJoCo's within
+    1e-4 (measured 9e-6, float32 physics); a partial reset
+    re-draws only the reset envs, the others keep their masses and state bitwise."""
+    from actuator_gym.envs import ModelFieldRandomization
+    from actuator_gym.randomization import Uniform
+
+    n, key = 4, "body_mass[pendulum]"
+    rand = [ModelFieldRandomization(field="body_mass", index="pendulum", distribution=Uniform(0.5, 2.0, operation="scale"))]
+    envs = {b: _pendulum_env(b, n, rand, 7) for b in ("mujoco", "newton")}
+    draws, traj = {}, {}
+    for b, env in envs.items():
+        obs, info = env.reset(seed=7)
+        draws[b] = info["randomization"][key]
+        rows = [obs]
+        for _ in range(150):  # 2.5 s: the slowest (heaviest) env settles to < 1e-3 rad
+            rows.append(env.step(np.full((n, 1), 0.8, np.float32))[0])
+        traj[b] = np.array(rows)
+    np.testing.assert_array_equal(draws["newton"], draws["mujoco"])
+    m = draws["newton"][:, 0]
+    assert draws["newton"].shape == (n, 1) and len(np.unique(m)) == n and np.all((m >= 0.3) & (m <= 1.2))
+    be = envs["newton"].unwrapped.backend
+    np.testing.assert_array_equal(be.nmodel.body_mass.numpy(), m.astype(np.float32))  # one body per world
+    np.testing.assert_allclose(be.nmodel.body_inv_mass.numpy(), 1.0 / m, rtol=1e-6)
+    np.testing.assert_allclose(traj["newton"], traj["mujoco"], atol=1e-4)
+    q = np.arctan2(traj["newton"][-1, :, 0], traj["newton"][-1, :, 1])
+    q_eq = np.full(n, 0.8)
+    for _ in range(50):  # Newton iterations on kp (0.8 - q) - m g L sin q = 0
+        f = 20.0 * (0.8 - q_eq) - m * GRAVITY * 0.5 * np.sin(q_eq)
+        q_eq -= f / (-20.0 - m * GRAVITY * 0.5 * np.cos(q_eq))
+    np.testing.assert_allclose(q, q_eq, atol=5e-4)
+    assert np.array_equal(np.argsort(0.8 - q), np.argsort(m))
+
+    mask = np.array([True, False, True, False])
+    field = be.model_field("body_mass")
+    before = field.copy(), be.nmodel.body_mass.numpy().copy(), be.qpos.copy(), be.qvel.copy()
+    new = {}
+    for b, env in envs.items():
+        new[b] = env.reset(options={"reset_mask": mask})[1]["randomization"][key]
+    np.testing.assert_array_equal(new["newton"], new["mujoco"])
+    keep = ~mask
+    assert np.array_equal(field[keep], before[0][keep]) and np.array_equal(be.qpos[keep], before[2][keep])
+    assert np.array_equal(be.nmodel.body_mass.numpy()[keep], before[1][keep]) and np.array_equal(be.qvel[keep], before[3][keep])
+    assert np.all(field[mask, 1] != before[0][mask, 1])
+    np.testing.assert_array_equal(be.nmodel.body_mass.numpy()[mask], field[mask, 1].astype(np.float32))
+    for env in envs.values():
+        env.close()
+
+
+def test_dof_fields_and_friction_match_mujoco_per_world():
+    """dof_damping / dof_armature -> joint_damping / joint_armature of the written worlds only; the
+    motion follows MuJoCo's with the same values (MuJoCo integrates damping implicitly, Featherstone
+    explicitly: MuJoCo runs here with mjDSBL_EULERDAMP, its explicit damping, and agrees within
+    1e-5, measured 7e-7); geom_friction column 0 ->
+    shape_material_mu of the geom's shape in that world; the other columns have no equivalent."""
+    import mujoco
+
+    from actuator_gym.backends.mujoco_batch import MujocoBatchBackend
+
+    xml = pendulum_mjcf(PendulumCfg())
+    damping, armature = np.array([0.0, 0.2, 0.5]), np.array([0.0, 0.05, 0.01])
+    out = []
+    mj = mujoco.MjModel.from_xml_string(xml)
+    mj.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_EULERDAMP)
+    for be in (MujocoBatchBackend(mj, 3), NewtonBackend(xml, 3, device=DEVICE)):
+        be.model_field("dof_damping")[:, 0] = damping
+        be.model_field("dof_armature")[:, 0] = armature
+        be.set_const()
+        be.reset_envs(None, qpos=np.full((3, 1), 0.5))
+        be.step(60)
+        out.append(np.concatenate([be.qpos, be.qvel], axis=1).astype(np.float64))
+    nb = be
+    np.testing.assert_allclose(out[1], out[0], atol=1e-5)
+    assert len(np.unique(np.round(out[1][:, 0], 4))) == 3  # the fields made the worlds differ
+    np.testing.assert_array_equal(nb.nmodel.joint_damping.numpy(), damping.astype(np.float32))
+    np.testing.assert_array_equal(nb.nmodel.joint_armature.numpy(), armature.astype(np.float32))
+
+    fr = nb.model_field("geom_friction")
+    bob = mujoco.mj_name2id(nb.model, mujoco.mjtObj.mjOBJ_GEOM, "bob")
+    mu0 = nb.nmodel.shape_material_mu.numpy().copy()
+    fr[1, bob, 0] = 0.25
+    fr[2, bob, 0] = 0.75  # not pushed: world 2 keeps Newton's value
+    nb.set_const([1])
+    mu = nb.nmodel.shape_material_mu.numpy()
+    labels = [lab.rsplit("/", 1)[-1] for lab in nb.nmodel.shape_label]
+    hit = [i for i, lab in enumerate(labels) if lab == "bob" and nb.nmodel.shape_world.numpy()[i] == 1]
+    assert len(hit) == 1 and mu[hit[0]] == np.float32(0.25)
+    assert np.array_equal(np.delete(mu, hit), np.delete(mu0, hit))
+    fr[1, bob, 1] = 0.1  # torsional friction
+    with pytest.raises(ValueError, match=r"'geom_friction' entry \(2, 1\) of world 1.*column 0"):
+        nb.set_const([1])
+
+
+def test_mass_randomization_rescales_limit_and_contact_gains():
+    """Gains derived from masses follow each world's randomized values: the joint-limit springs
+    (ke = M0 / tc^2 with that world's MuJoCo dof_M0) and the contact gains of the body's shapes
+    (ke = 2 m / h^2); other worlds keep theirs."""
+    import copy
+
+    import mujoco
+
+    from actuator_gym.envs.quadruped import quadruped_mjcf
+
+    be = NewtonBackend(quadruped_mjcf(), 2, device=DEVICE)
+    nm, nv, nb = be.nmodel, be._nv, be._nb
+    ke0, ske0 = nm.joint_limit_ke.numpy().copy(), nm.shape_material_ke.numpy().copy()
+    be.model_field("body_mass")[1, 1:] *= 1.5
+    be.model_field("dof_armature")[1] += 0.01
+    be.set_const([1])
+    m = copy.copy(be.model)
+    m.body_mass[:] = be.model_field("body_mass")[1]
+    m.dof_armature[:] = be.model_field("dof_armature")[1]
+    mujoco.mj_setConst(m, mujoco.MjData(m))
+    for d, tc in be._limits:
+        assert nm.joint_limit_ke.numpy()[nv + d] == pytest.approx(m.dof_M0[d] / tc**2, rel=1e-5)
+        assert nm.joint_limit_ke.numpy()[d] == ke0[d]
+    assert be._limits and not np.array_equal(nm.joint_limit_ke.numpy()[nv:], ke0[nv:])
+    body, world = nm.shape_body.numpy(), nm.shape_world.numpy()
+    dyn1 = (body >= 0) & (world == 1)
+    np.testing.assert_allclose(nm.shape_material_ke.numpy()[dyn1], 1.5 * ske0[dyn1], rtol=1e-6)
+    np.testing.assert_array_equal(nm.shape_material_ke.numpy()[world == 0], ske0[world == 0])
+    np.testing.assert_array_equal(nm.body_mass.numpy()[:nb], be.model.body_mass[1:].astype(np.float32))
+    for _ in range(20):  # still stable
+        be.step()
+    assert np.isfinite(be.qpos).all()

@@ -39,6 +39,13 @@ critically damped limit springs from MuJoCo's ``solreflimit`` (Newton's imported
 diverges on light links at 5 ms). Physics differ from MuJoCo in any case (another integrator and
 contact model); see ``docs/backends.md`` for the measured differences.
 
+Per-world model fields: :meth:`NewtonBackend.model_field` gives MuJoCo-layout ``(num_envs, ...)``
+arrays of ``body_mass``, ``body_inertia``, ``dof_damping``, ``dof_armature`` (Featherstone) and
+``geom_friction`` column 0, written to Newton's replicated model arrays (``body_mass`` /
+``body_inv_mass``, ``body_inertia`` / ``body_inv_inertia``, ``joint_damping``, ``joint_armature``,
+``shape_material_mu``) for the worlds given to ``set_const`` / ``reset_envs``, so the task layer's
+``model_randomization`` works as on the MuJoCo backends for these fields; others raise ``ValueError``.
+
 Native actuators: :meth:`NewtonBackend.native_actuators` exports an ``ActuatorCollection``'s
 recipes (PD, PID, delay, max-effort, DC-motor and position-based clamps, with the per-env values
 in force) to ``newton.actuators.Actuator`` objects, so Newton's kernels compute the efforts.
@@ -447,7 +454,8 @@ class NewtonBackend(PhysicsBackend):
             builder = newton.ModelBuilder()
             builder.replicate(art, self.num_envs)
             self.nmodel = builder.finalize(device=self.wp_device)
-            self._set_limit_gains(m)
+            self._limits = self._limit_specs(m)
+            self._set_limit_gains(np.arange(self.num_envs), np.tile(np.asarray(m.dof_M0, np.float64), (self.num_envs, 1)))
             self.state_0, self.state_1 = self.nmodel.state(), self.nmodel.state()
             self.control = self.nmodel.control()
             self._pipeline = self.contacts = None
@@ -460,6 +468,8 @@ class NewtonBackend(PhysicsBackend):
             else:
                 self.solver = newton.solvers.SolverXPBD(self.nmodel)
         self._nb = m.nbody - 1  # Newton bodies per world (MuJoCo's minus the world body)
+        self._body_iframe = _quat_mat(np.asarray(m.body_iquat[1:], dtype=np.float64))  # principal axes
+        self._shape_rows = self._world_shapes()
         self._body_com = np.asarray(self.nmodel.body_com.numpy()[: self._nb], dtype=np.float64)
         self.solver_name = solver
         self._inner = contacts.substeps if self._pipeline is not None else 1
@@ -477,42 +487,71 @@ class NewtonBackend(PhysicsBackend):
         self._fields: dict[str, np.ndarray] = {}  # bound body fields, refreshed after step/reset
         self._xfrc: np.ndarray | None = None  # created on first access of xfrc_applied
         self._visual: dict[str, np.ndarray] = {}  # per-world visual-only model fields (site_pos)
+        self._physical = _ModelFields(self)  # per-world physical model fields (body_mass, ...)
         self.reset_envs(None)
 
-    def _set_limit_gains(self, m: mujoco.MjModel) -> None:
-        """Joint-limit penalty gains stable at the substep. Newton's importer gives every limited
-        joint ``limit_ke = 1e4``, ``limit_kd = 10``: on a light link (the quadruped's knee,
-        0.015 kg·m² with armature) explicit integration at 5 ms diverges as soon as a limit is
-        violated. Here each limited 1-DOF joint gets a critically damped spring with MuJoCo's
-        ``solreflimit`` time constant ``tc`` (clamped to ``>= 2 dt`` as MuJoCo does):
-        ``ke = M0 / tc^2``, ``kd = 2 M0 / tc``, ``M0`` the joint-space inertia at ``qpos0``
-        (``dof_M0``, armature included)."""
-        ke = self.nmodel.joint_limit_ke.numpy()
-        kd = self.nmodel.joint_limit_kd.numpy()
-        nv = m.nv
+    def _limit_specs(self, m: mujoco.MjModel) -> list[tuple[int, float]]:
+        """``(dof, tc)`` of every limited 1-DOF joint: MuJoCo's ``solreflimit`` time constant,
+        clamped to ``>= 2 dt`` as MuJoCo does."""
+        out = []
         for jm in range(m.njnt):
             one_dof = int(m.jnt_type[jm]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-            if not (m.jnt_limited[jm] and one_dof):
-                continue
-            d = int(m.jnt_dofadr[jm])
-            tc = max(float(m.jnt_solref[jm, 0]), 2.0 * self.physics_dt)
-            M0 = float(m.dof_M0[d])
-            ke[d::nv] = M0 / tc**2
-            kd[d::nv] = 2.0 * M0 / tc
-        self.nmodel.joint_limit_ke.assign(ke)
-        self.nmodel.joint_limit_kd.assign(kd)
+            if m.jnt_limited[jm] and one_dof:
+                out.append((int(m.jnt_dofadr[jm]), max(float(m.jnt_solref[jm, 0]), 2.0 * self.physics_dt)))
+        return out
+
+    def _set_limit_gains(self, ids: np.ndarray, M0: np.ndarray) -> None:
+        """Joint-limit penalty gains stable at the substep for worlds ``ids``. Newton's importer gives
+        every limited joint ``limit_ke = 1e4``, ``limit_kd = 10``: on a light link (the quadruped's
+        knee, 0.015 kg·m² with armature) explicit integration at 5 ms diverges as soon as a limit is
+        violated. Here each limited 1-DOF joint gets a critically damped spring with MuJoCo's
+        ``solreflimit`` time constant ``tc``: ``ke = M0 / tc^2``, ``kd = 2 M0 / tc``, ``M0`` the
+        joint-space inertia at ``qpos0`` (``dof_M0 (len(ids), nv)``, armature included; recomputed
+        per world when masses, inertias or armatures are randomized)."""
+        if not self._limits:
+            return
+        dofs = np.array([d for d, _ in self._limits])
+        tc = np.array([t for _, t in self._limits])
+        rows = torch.as_tensor((np.asarray(ids)[:, None] * self.model.nv + dofs[None, :]).reshape(-1), device=self.device)
+        m0 = np.asarray(M0, dtype=np.float64)[:, dofs]
+        for arr, val in ((self.nmodel.joint_limit_ke, m0 / tc**2), (self.nmodel.joint_limit_kd, 2.0 * m0 / tc)):
+            t = self.wp.to_torch(arr)
+            t[rows] = torch.as_tensor(val.reshape(-1), dtype=t.dtype, device=self.device)
+
+    def _world_shapes(self) -> np.ndarray:
+        """``(num_envs, shapes per world)`` Newton shape ids of each world, in the import's order."""
+        nm = self.nmodel
+        if not nm.shape_count:
+            return np.zeros((self.num_envs, 0), dtype=np.int64)
+        sw = nm.shape_world.numpy()
+        rows = [np.flatnonzero(sw == w) for w in range(self.num_envs)]
+        if len({len(r) for r in rows}) != 1:
+            raise ValueError("NewtonBackend: Newton's worlds hold different numbers of shapes")
+        return np.stack(rows).astype(np.int64)
+
+    def _contact_gains(self, shapes: np.ndarray) -> dict[str, np.ndarray]:
+        """``{ke, kd, kf}`` of Newton shapes ``shapes`` from their carrying body's current mass."""
+        cfg, nm = self.contact_cfg, self.nmodel
+        body = nm.shape_body.numpy()[shapes]
+        mass = np.where(body >= 0, nm.body_mass.numpy()[np.maximum(body, 0)], 0.0)
+        h = self.physics_dt / cfg.substeps
+        return {"ke": 2 * cfg.ke_scale * mass / h**2, "kd": 2 * cfg.kd_scale * mass / h, "kf": 2 * cfg.kf_scale * mass / h}
 
     def _set_contact_materials(self, cfg: NewtonContactCfg) -> None:
         """Per-shape contact gains from the carrying body's mass (see :class:`NewtonContactCfg`)."""
         nm = self.nmodel
-        body = nm.shape_body.numpy()
-        mass = np.where(body >= 0, nm.body_mass.numpy()[np.maximum(body, 0)], 0.0)
-        h = self.physics_dt / cfg.substeps
-        for name, value in (("ke", 2 * cfg.ke_scale * mass / h**2), ("kd", 2 * cfg.kd_scale * mass / h),
-                            ("kf", 2 * cfg.kf_scale * mass / h)):
+        for name, value in self._contact_gains(np.arange(nm.shape_count)).items():
             getattr(nm, f"shape_material_{name}").assign(value.astype(np.float32))
         if cfg.mu is not None:
             nm.shape_material_mu.fill_(float(cfg.mu))
+
+    def _set_contact_gains(self, ids: np.ndarray) -> None:
+        """Re-derive the contact gains of worlds ``ids``' shapes after their body masses changed."""
+        shapes = self._shape_rows[ids].reshape(-1)
+        rows = torch.as_tensor(shapes, device=self.device)
+        for name, value in self._contact_gains(shapes).items():
+            t = self.wp.to_torch(getattr(self.nmodel, f"shape_material_{name}"))
+            t[rows] = torch.as_tensor(value, dtype=t.dtype, device=self.device)
 
     def _scope(self):
         stack = contextlib.ExitStack()
@@ -664,7 +703,8 @@ class NewtonBackend(PhysicsBackend):
     def reset_envs(self, env_ids: Any = None, qpos: Any = None, qvel: Any = None, act: Any = None, time: Any = None) -> None:
         """Reset ``env_ids`` (None = all) to ``qpos0`` / zero velocity, effort and ``xfrc_applied``,
         or the given ``qpos (n, nq)`` / ``qvel (n, nv)`` in MuJoCo's layout and convention
-        (converted to Newton's; quaternions normalized); other worlds are untouched."""
+        (converted to Newton's; quaternions normalized), with their per-world model fields written
+        to Newton (:meth:`model_field`); other worlds are untouched."""
         ids = env_index(env_ids, self.num_envs)
         ids = np.arange(self.num_envs) if ids is None else ids
         n = len(ids)
@@ -677,6 +717,7 @@ class NewtonBackend(PhysicsBackend):
                 f"NewtonBackend.reset_envs: qpos must have shape {(n, self._nq)} and qvel {(n, self._nv)}, "
                 f"got {q.shape} and {qd.shape}"
             )
+        self._physical.push(ids)
         q, qd = self.converter.to_newton(q, qd)
         rows = torch.as_tensor(ids, device=self.device)
         self.torch_field("joint_q")[rows] = torch.as_tensor(q, dtype=torch.float32, device=self.device)
@@ -734,15 +775,29 @@ class NewtonBackend(PhysicsBackend):
     _VISUAL_FIELDS = ("site_pos",)
 
     def model_field(self, name: str) -> np.ndarray:
-        """Per-world values ``(num_envs, ...)`` of a **visual-only** MuJoCo model field (``site_pos``:
-        sites do not take part in Newton's physics; the values are used by :meth:`data` and
-        :meth:`render`), writable. Physical model fields raise ``ValueError``."""
+        """Per-world values ``(num_envs, ...)`` of a MuJoCo model field in MuJoCo's layout (float64,
+        writable; keep the array). Written to Newton's replicated model arrays for the worlds passed
+        to :meth:`set_const` / :meth:`reset_envs` (or all by :meth:`push_model_fields`); other
+        worlds keep what Newton had. Fields and their Newton equivalents:
+
+        * ``body_mass`` [kg] -> ``body_mass`` and ``body_inv_mass`` (row 0, the world body, has none);
+          the contact gains of the body's shapes follow the new mass (:class:`NewtonContactCfg`);
+        * ``body_inertia`` [kg·m²] (principal moments in MuJoCo's inertial frame ``body_iquat``) ->
+          ``body_inertia`` / ``body_inv_inertia`` (rotated into the body frame);
+        * ``dof_damping`` [N·m·s/rad or N·s/m] -> ``joint_damping`` (Featherstone; not free-joint DOFs);
+        * ``dof_armature`` [kg·m² or kg] -> ``joint_armature`` (Featherstone);
+        * ``geom_friction`` column 0 (sliding friction [-]) -> ``shape_material_mu`` of the shapes
+          named as the geom (Newton averages the two shapes' coefficients, MuJoCo takes the max);
+        * ``site_pos`` [m]: visual only (sites take no part in Newton's physics; used by
+          :meth:`data` and :meth:`render`).
+
+        When masses, inertias or armatures change, the joint-limit gains are re-derived per world
+        from MuJoCo's ``dof_M0`` of that world. Any other field (``dof_frictionloss``: Newton's
+        solvers ignore ``joint_friction``; ``dof_damping`` / ``dof_armature`` on XPBD) raises
+        ``ValueError`` listing the supported ones; entries with no Newton equivalent must keep
+        their compiled values (``ValueError`` when pushed otherwise)."""
         if name not in self._VISUAL_FIELDS:
-            raise ValueError(
-                f"NewtonBackend: per-world model field {name!r} is not supported (Newton's model fields are "
-                f"not MuJoCo's; only the visual-only {list(self._VISUAL_FIELDS)} are); use backend='mujoco' "
-                "or 'mujoco_warp' for model_randomization"
-            )
+            return self._physical.get(name)
         arr = self._visual.get(name)
         if arr is None:
             base = np.asarray(getattr(self.model, name), dtype=np.float64)
@@ -750,18 +805,25 @@ class NewtonBackend(PhysicsBackend):
         return arr
 
     def set_const(self, env_ids: Any = None) -> None:
-        raise ValueError("NewtonBackend: set_const is not supported (no per-world physical MuJoCo model fields)")
+        """Write the per-world model fields of ``env_ids`` (None = all) to Newton's model arrays
+        (see :meth:`model_field`); other worlds are untouched."""
+        ids = env_index(env_ids, self.num_envs)
+        self._physical.push(np.arange(self.num_envs) if ids is None else ids)
+
+    def push_model_fields(self) -> None:
+        """Write the per-world model fields of every world to Newton's model arrays."""
+        self._physical.push(np.arange(self.num_envs))
 
     def _world_model(self, world_id: int) -> mujoco.MjModel:
-        """The shared ``MjModel``, or a cached copy holding world ``world_id``'s visual fields."""
-        if not self._visual:
+        """The shared ``MjModel``, or a cached copy holding world ``world_id``'s per-world fields."""
+        if not self._visual and not self._physical.values:
             return self.model
         mc = self._render_ctx.get("model")
         if mc is None:
             import copy
 
             mc = self._render_ctx["model"] = copy.copy(self.model)
-        for name, arr in self._visual.items():
+        for name, arr in (*self._visual.items(), *self._physical.values.items()):
             getattr(mc, name)[:] = arr[world_id]
         return mc
 
