@@ -299,3 +299,22 @@ def test_mujoco_stiff_pendulum_explicit_diverges_implicit_stable():
     worst_imp, final = _run_pendulum("implicit")
     assert worst_exp == float("inf")
     assert worst_imp < 0.6 and final == pytest.approx(0.5, abs=1e-3)
+
+
+def test_implicit_options_from_a_config_field_and_yaml_style_dict():
+    import actuator_gym as ag
+    from actuator_gym.actuators.implicit import ImplicitOptions
+
+    cfg = ag.IdealPDActuatorCfg(stiffness=1e4, damping=10.0, effort_mode="implicit", implicit_options={"max_iters": 0})
+    m = cfg.build(joint_names=["j"])
+    assert m.implicit_options == ImplicitOptions(max_iters=0)
+    # max_iters=0 returns the (clamped) explicit warm start: kp * e = 1e4
+    out = m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]], dt=0.01, inverse_mass=np.full((1, 1, 1), 3.846))
+    assert out.item() == pytest.approx(1e4, rel=1e-6)
+    default = ag.IdealPDActuatorCfg(stiffness=1e4, damping=10.0, effort_mode="implicit").build(joint_names=["j"])
+    out = default.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]], dt=0.01, inverse_mass=np.full((1, 1, 1), 1 / 0.26))
+    assert out.item() == pytest.approx(1911.76, abs=0.01)
+    with pytest.raises(ValueError, match="implicit_options"):
+        ag.IdealPDActuatorCfg(effort_mode="implicit", implicit_options={"max_iter": 3}).build(joint_names=["j"])
+    with pytest.raises(ValueError, match="max_iters"):
+        ag.IdealPDActuatorCfg(effort_mode="implicit", implicit_options={"max_iters": -1}).build(joint_names=["j"])

@@ -94,6 +94,11 @@ class ActuatorBaseCfg:
     envelope, limits) acts on it. PD/PID drives only: learned-net configs reject ``"implicit"``.
     Not to be confused with :class:`ImplicitActuatorCfg`, where the physics engine itself
     integrates a PD servo (solver-side; no actuator-model clamps beyond a force limit)."""
+    implicit_options: Any = None
+    """Options of the ``effort_mode="implicit"`` solve: an
+    :class:`~actuator_gym.actuators.implicit.ImplicitOptions` or a dict of its fields (``max_iters``,
+    ``residual_tol`` [N·m·s], ``update_tol`` [N·m·s], ``fd_epsilon``, ``derivative_floor``,
+    ``warm_start``, ``ls_iterations``); None = Newton 1.8's defaults."""
     randomization: dict[str, Any] = field(default_factory=dict)
     """``{field name: Distribution}``: re-sampled per env at every reset, from the nominal value."""
     # deprecated Isaac Lab aliases (DeprecationWarning; conflicting values -> ValueError)
@@ -136,6 +141,22 @@ class ActuatorBaseCfg:
         """The joints of ``joint_names`` this config drives (full-match of ``joint_names_expr``)."""
         return select_names(self.joint_names_expr, joint_names, type(self).__name__, "joint_names_expr", "joints")
 
+    def _implicit_options(self):
+        """``implicit_options`` as an ``ImplicitOptions`` (validated), or None."""
+        opts = self.implicit_options
+        if opts is None:
+            return None
+        from .implicit import ImplicitOptions
+
+        if isinstance(opts, ImplicitOptions):
+            return opts
+        if not isinstance(opts, dict):
+            raise ValueError(f"{type(self).__name__}: implicit_options must be an ImplicitOptions or a dict, got {opts!r}")
+        try:
+            return ImplicitOptions(**opts)
+        except TypeError as exc:
+            raise ValueError(f"{type(self).__name__}: implicit_options: {exc}") from None
+
     def _delay(self) -> Delay:
         return Delay(min_delay=self.min_delay, max_delay=self.max_delay, per_joint=self.per_joint_delay)
 
@@ -154,6 +175,7 @@ class ActuatorBaseCfg:
         """
         kwargs.setdefault("effort_mode", self.effort_mode)
         _check_effort_mode(self, kwargs["effort_mode"])
+        options = self._implicit_options()
         names = self.select_joints(joint_names)
         recipe = self.recipe()
         aliases = recipe.pop("aliases", {})
@@ -174,6 +196,8 @@ class ActuatorBaseCfg:
             **kwargs,
         )
         model.cfg = self
+        if options is not None:
+            model.implicit_options = options
         return model
 
 
