@@ -27,3 +27,45 @@ def assert_close_rel(ours, ref, tol=2e-5, what=""):
     err = np.abs(ours - ref) / np.maximum(np.abs(ref), 1.0)
     worst = np.unravel_index(np.argmax(err), err.shape)
     assert err.max() <= tol, f"{what}: max rel error {err.max():.3g} at {worst}: ours {ours[worst]} ref {ref[worst]}"
+
+
+def build_isaac_case(case, conformance_dir, array_backend="auto"):
+    """``(spec, model)`` for an Isaac Lab case of cases.json (network files resolved next to the
+    traces; the TorchScript nets there are trusted test data)."""
+    import json
+
+    import actuator_gym as ag
+
+    spec = json.loads((conformance_dir / "isaaclab" / "cases.json").read_text())[case]
+    cfg = dict(spec["config"])
+    if "network_file" in cfg:
+        cfg["network_file"] = str(conformance_dir / "isaaclab" / cfg["network_file"])
+        cfg["allow_unsafe_checkpoint"] = True
+    model = getattr(ag, spec["config_class"])(**cfg).build(
+        joint_names=spec["joint_names"], num_envs=spec["num_envs"], seed=0, array_backend=array_backend
+    )
+    return spec, model
+
+
+def replay_isaac(model, z):
+    """Replay an Isaac Lab trace (README protocol: reset all, then per step the listed resets and
+    one compute); returns the stacked ``(computed, applied)`` efforts."""
+    import numpy as np
+
+    model.reset()
+    comp, appl = [], []
+    for t in range(z["joint_pos"].shape[0]):
+        ids = np.nonzero(z["reset_before_step"][t])[0]
+        if ids.size:
+            model.reset(env_ids=ids)
+        applied = model.compute(
+            joint_pos=z["joint_pos"][t],
+            joint_vel=z["joint_vel"][t],
+            target_pos=z["target_pos"][t],
+            target_vel=z["target_vel"][t],
+            target_effort=z["target_effort"][t],
+            dt=0.005,
+        )
+        comp.append(model.computed_effort.clone().numpy())
+        appl.append(applied.numpy())
+    return np.stack(comp), np.stack(appl)

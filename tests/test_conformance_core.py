@@ -7,51 +7,16 @@ import pytest
 import torch
 
 import actuator_gym as ag
-from conftest import assert_close_rel
+from conftest import assert_close_rel, build_isaac_case, replay_isaac
 
 ISAAC_CORE = ["ideal_pd", "dc_motor", "delayed_pd", "remotized_pd"]
-
-
-def build_isaac(case, conformance_dir, **kw):
-    spec = json.loads((conformance_dir / "isaaclab" / "cases.json").read_text())[case]
-    cfg_cls = getattr(ag, spec["config_class"])
-    cfg = dict(spec["config"])
-    if "network_file" in cfg:
-        cfg["network_file"] = str(conformance_dir / "isaaclab" / cfg["network_file"])
-        kw.setdefault("allow_unsafe_checkpoint", True)
-    cfg_fields = {k: v for k, v in cfg.items()}
-    cfg_fields.update({k: v for k, v in kw.items() if k == "allow_unsafe_checkpoint"})
-    model = cfg_cls(**cfg_fields).build(joint_names=spec["joint_names"], num_envs=spec["num_envs"], seed=0)
-    return spec, model
-
-
-def replay_isaac(model, z):
-    model.reset()
-    comp, appl = [], []
-    for t in range(z["joint_pos"].shape[0]):
-        ids = np.nonzero(z["reset_before_step"][t])[0]
-        if ids.size:
-            model.reset(env_ids=ids)
-        applied = model.compute(
-            joint_pos=z["joint_pos"][t],
-            joint_vel=z["joint_vel"][t],
-            target_pos=z["target_pos"][t],
-            target_vel=z["target_vel"][t],
-            target_effort=z["target_effort"][t],
-            dt=0.005,
-        )
-        comp.append(model.computed_effort.clone().numpy())
-        appl.append(applied.numpy())
-    return np.stack(comp), np.stack(appl)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 @pytest.mark.parametrize("case", ISAAC_CORE)
 def test_isaaclab_traces(case, backend, conformance_dir):
     z = np.load(conformance_dir / "isaaclab" / f"{case}.npz")
-    spec = json.loads((conformance_dir / "isaaclab" / "cases.json").read_text())[case]
-    cfg = getattr(ag, spec["config_class"])(**spec["config"])
-    model = cfg.build(joint_names=spec["joint_names"], num_envs=spec["num_envs"], seed=0, array_backend=backend)
+    _, model = build_isaac_case(case, conformance_dir, backend)
     comp, appl = replay_isaac(model, z)
     assert_close_rel(comp, z["computed_effort"], what=f"{case} computed")
     assert_close_rel(appl, z["applied_effort"], what=f"{case} applied")

@@ -9,46 +9,21 @@ import torch
 
 import actuator_gym as ag
 from actuator_gym.actuators.checkpoints import network_from_state_dict
-from conftest import assert_close_rel
+from conftest import assert_close_rel, build_isaac_case, replay_isaac
 
 JOINTS = ["leg0_hip", "leg0_knee", "leg1_hip", "leg1_knee"]
 
 
 # ---- Isaac Lab: ActuatorNetMLP / ActuatorNetLSTM (TorchScript, trusted test data) -------------
-def _isaac(case, conformance_dir, backend):
-    spec = json.loads((conformance_dir / "isaaclab" / "cases.json").read_text())[case]
-    cfg = dict(spec["config"])
-    cfg["network_file"] = str(conformance_dir / "isaaclab" / cfg["network_file"])
-    model = getattr(ag, spec["config_class"])(**cfg, allow_unsafe_checkpoint=True).build(
-        joint_names=spec["joint_names"], num_envs=spec["num_envs"], seed=0, array_backend=backend
-    )
-    return spec, model
-
-
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 @pytest.mark.parametrize("case", ["actuator_net_mlp", "actuator_net_lstm"])
 def test_isaaclab_neural_traces(case, backend, conformance_dir):
     z = np.load(conformance_dir / "isaaclab" / f"{case}.npz")
-    _, model = _isaac(case, conformance_dir, backend)
-    model.reset()
-    comp, appl = [], []
-    for t in range(z["joint_pos"].shape[0]):
-        ids = np.nonzero(z["reset_before_step"][t])[0]
-        if ids.size:
-            model.reset(env_ids=ids)
-        out = model.compute(
-            joint_pos=z["joint_pos"][t],
-            joint_vel=z["joint_vel"][t],
-            target_pos=z["target_pos"][t],
-            target_vel=z["target_vel"][t],
-            target_effort=z["target_effort"][t],
-            dt=0.005,
-        )
-        comp.append(model.computed_effort.clone().numpy())
-        appl.append(out.numpy())
+    _, model = build_isaac_case(case, conformance_dir, backend)
+    comp, appl = replay_isaac(model, z)
     assert z["reset_before_step"][1:].any()  # the trace exercises per-env resets
-    assert_close_rel(np.stack(comp), z["computed_effort"], what=f"{case} computed")
-    assert_close_rel(np.stack(appl), z["applied_effort"], what=f"{case} applied")
+    assert_close_rel(comp, z["computed_effort"], what=f"{case} computed")
+    assert_close_rel(appl, z["applied_effort"], what=f"{case} applied")
     assert (z["applied_effort"] != z["computed_effort"]).any()  # the DC-motor clamp is active
 
 

@@ -27,7 +27,7 @@ import torch
 
 from .base import JointInfo, PhysicsBackend
 
-__all__ = ["MujocoBackend", "joint_info", "one_dof_joint_names", "actuated_joints"]
+__all__ = ["MujocoBackend", "OffscreenRenderer", "joint_info", "one_dof_joint_names", "actuated_joints"]
 
 _HINGE = int(mujoco.mjtJoint.mjJNT_HINGE)
 _SLIDE = int(mujoco.mjtJoint.mjJNT_SLIDE)
@@ -93,6 +93,34 @@ def actuated_joints(model: mujoco.MjModel) -> list[tuple[int, str]]:
         if int(model.jnt_type[j]) in _KIND:
             out.append((a, _joint_name(model, j)))
     return out
+
+
+class OffscreenRenderer:
+    """A ``mujoco.Renderer`` kept across calls (re-created when the image size changes) plus a
+    scratch ``MjData`` to draw worlds of a batched backend; shared by the batched backends."""
+
+    def __init__(self, model: mujoco.MjModel):
+        self.scratch = mujoco.MjData(model)
+        self._renderer = None
+        self._size: tuple[int, int] | None = None
+
+    def draw(self, data: mujoco.MjData, width: int, height: int, camera: int | str, model: mujoco.MjModel) -> np.ndarray:
+        """An ``(height, width, 3)`` uint8 image of ``data``; ``model`` builds the GL context when
+        the renderer is (re)created."""
+        if self._size != (width, height):
+            self.close()
+            try:
+                self._renderer = mujoco.Renderer(model, height, width)
+            except Exception as exc:  # no GL context
+                raise RuntimeError(f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}") from exc
+            self._size = (width, height)
+        self._renderer.update_scene(data, camera=camera)
+        return self._renderer.render()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+        self._renderer, self._size = None, None
 
 
 def _view_or_index(vec: np.ndarray, adr: np.ndarray):

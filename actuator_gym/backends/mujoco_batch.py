@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 from .base import PhysicsBackend, env_index
-from .mujoco import joint_info  # shared with the single-MjData backend
+from .mujoco import OffscreenRenderer, joint_info  # shared with the single-MjData backend
 
 __all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
 
@@ -117,7 +117,7 @@ class MujocoBatchBackend(PhysicsBackend):
         self._qadr = _index(self.joints.qpos_adr)
         self._dadr = _index(self.joints.dof_adr)
         self._stage = int(mujoco.mjtStage.mjSTAGE_VEL)
-        self._render_ctx: dict[str, Any] = {}
+        self._renderer: OffscreenRenderer | None = None
         self._bound: set[str] = set()
         self._per_world = False  # set once a model field is expanded
         self._model_copy: mujoco.MjModel | None = None
@@ -279,28 +279,15 @@ class MujocoBatchBackend(PhysicsBackend):
         """An ``(height, width, 3)`` uint8 image of world ``world_id``."""
         if not 0 <= int(world_id) < self.num_envs:
             raise ValueError(f"render: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
-        ctx = self._render_ctx
-        if ctx.get("size") != (width, height):
-            if "renderer" in ctx:
-                ctx["renderer"].close()
-            ctx["model"] = self.batch.get_model(0)  # refreshed in place per world below
-            try:
-                ctx["renderer"] = mujoco.Renderer(ctx["model"], height, width)
-            except Exception as exc:  # no GL context
-                raise RuntimeError(
-                    f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}"
-                ) from exc
-            ctx["size"] = (width, height)
-            ctx["data"] = mujoco.MjData(self.model)
-        m = self.batch.get_model(int(world_id), ctx["model"])
-        d = self.batch.get_data(int(world_id), ctx["data"])
+        if self._renderer is None:
+            self._renderer = OffscreenRenderer(self.model)
+            self._render_model = self.batch.get_model(0)  # refreshed in place per world below
+        m = self.batch.get_model(int(world_id), self._render_model)
+        d = self.batch.get_data(int(world_id), self._renderer.scratch)
         mujoco.mj_forward(m, d)  # derived fields for drawing (a non-persistent batch keeps none)
-        r = ctx["renderer"]
-        r.update_scene(d, camera=camera)
-        return r.render()
+        return self._renderer.draw(d, width, height, camera, self._render_model)
 
     def close(self) -> None:
-        r = self._render_ctx.pop("renderer", None)
-        if r is not None:
-            r.close()
-        self._render_ctx.clear()
+        if self._renderer is not None:
+            self._renderer.close()
+        self._renderer = None

@@ -38,7 +38,7 @@ import torch
 
 from ._warp import HostArray, import_extra, import_warp, resolve_device
 from .base import PhysicsBackend, env_index
-from .mujoco import joint_info
+from .mujoco import OffscreenRenderer, joint_info
 
 __all__ = ["MujocoWarpBackend"]
 
@@ -95,7 +95,7 @@ class MujocoWarpBackend(PhysicsBackend):
         self._derived: set[str] = set()
         self._model_fields: dict[str, HostArray] = {}
         self._torch: dict[str, torch.Tensor] = {}
-        self._render_ctx: dict[str, Any] = {}
+        self._renderer: OffscreenRenderer | None = None
         self.reset_envs(None)
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -333,23 +333,13 @@ class MujocoWarpBackend(PhysicsBackend):
         """An ``(height, width, 3)`` uint8 image of world ``world_id`` (drawn by MuJoCo on the CPU)."""
         if not 0 <= int(world_id) < self.num_envs:
             raise ValueError(f"render: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
-        ctx = self._render_ctx
-        if ctx.get("size") != (width, height):
-            if "renderer" in ctx:
-                ctx["renderer"].close()
-            try:
-                ctx["renderer"] = mujoco.Renderer(self.model, height, width)
-            except Exception as exc:
-                raise RuntimeError(f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}") from exc
-            ctx["size"] = (width, height)
-            ctx["data"] = mujoco.MjData(self.model)
-        d = self.data(int(world_id), ctx["data"])
-        ctx["renderer"].update_scene(d, camera=camera)
-        return ctx["renderer"].render()
+        if self._renderer is None:
+            self._renderer = OffscreenRenderer(self.model)
+        d = self.data(int(world_id), self._renderer.scratch)
+        return self._renderer.draw(d, width, height, camera, self.model)
 
     def close(self) -> None:
-        r = self._render_ctx.pop("renderer", None)
-        if r is not None:
-            r.close()
-        self._render_ctx.clear()
+        if self._renderer is not None:
+            self._renderer.close()
+        self._renderer = None
         self._graph = None

@@ -65,7 +65,7 @@ import torch
 
 from ._warp import HostArray, import_extra, import_warp, resolve_device
 from .base import PhysicsBackend, env_index
-from .mujoco import joint_info
+from .mujoco import OffscreenRenderer, joint_info
 
 __all__ = ["NewtonBackend", "NewtonContactCfg", "NativeActuators"]
 
@@ -481,7 +481,8 @@ class NewtonBackend(PhysicsBackend):
         self._eager_steps = 0
         self._host: dict[str, HostArray] = {}
         self._qpos0 = np.asarray(m.qpos0, dtype=np.float64)
-        self._render_ctx: dict[str, Any] = {}
+        self._renderer: OffscreenRenderer | None = None
+        self._world_model_copy: mujoco.MjModel | None = None  # holds one world's per-world fields
         self._mirror: dict[str, np.ndarray] = {}  # MuJoCo-layout qpos/qvel (free/ball models)
         self._mirror_fresh = False
         self._fields: dict[str, np.ndarray] = {}  # bound body fields, refreshed after step/reset
@@ -818,11 +819,11 @@ class NewtonBackend(PhysicsBackend):
         """The shared ``MjModel``, or a cached copy holding world ``world_id``'s per-world fields."""
         if not self._visual and not self._physical.values:
             return self.model
-        mc = self._render_ctx.get("model")
+        mc = self._world_model_copy
         if mc is None:
             import copy
 
-            mc = self._render_ctx["model"] = copy.copy(self.model)
+            mc = self._world_model_copy = copy.copy(self.model)
         for name, arr in (*self._visual.items(), *self._physical.values.items()):
             getattr(mc, name)[:] = arr[world_id]
         return mc
@@ -843,25 +844,17 @@ class NewtonBackend(PhysicsBackend):
         return d
 
     def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
-        ctx = self._render_ctx
         w = int(world_id)
         model = self._world_model(w) if 0 <= w < self.num_envs else self.model
-        if ctx.get("size") != (width, height):
-            if "renderer" in ctx:
-                ctx["renderer"].close()
-            try:
-                ctx["renderer"] = mujoco.Renderer(model, height, width)
-            except Exception as exc:
-                raise RuntimeError(f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}") from exc
-            ctx["size"], ctx["data"] = (width, height), mujoco.MjData(self.model)
-        d = self.data(w, ctx["data"])
-        ctx["renderer"].update_scene(d, camera=camera)
-        return ctx["renderer"].render()
+        if self._renderer is None:
+            self._renderer = OffscreenRenderer(self.model)
+        d = self.data(w, self._renderer.scratch)
+        return self._renderer.draw(d, width, height, camera, model)
 
     def close(self) -> None:
-        r = self._render_ctx.pop("renderer", None)
-        if r is not None:
-            r.close()
+        if self._renderer is not None:
+            self._renderer.close()
+        self._renderer = None
         self._graph = None
 
     # -- native actuators --------------------------------------------------------------------------
