@@ -39,9 +39,6 @@ class ArrayOps:
             return np.searchsorted(table, values, side="left")
         return torch.searchsorted(table, values.contiguous(), right=False)
 
-    def take(self, table, index):
-        return table[index]
-
     def fill_where(self, out, cond, value: float) -> None:
         """``out[cond] = value`` without a data-dependent shape (no host sync on GPU)."""
         if self.name == "numpy":

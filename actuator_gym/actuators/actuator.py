@@ -344,15 +344,6 @@ class Actuator:
         if self.check_finite:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
 
-    def _clamp_chain(self, effort, q, qd, out) -> None:
-        if not self.clamping:
-            out[...] = effort
-            return
-        src = effort
-        for c in self.clamping:
-            c.apply(src, q, qd, out)
-            src = out
-
     def _compute_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) -> None:
         from .implicit import solve_implicit
 
