@@ -1,10 +1,9 @@
-import os
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(os.environ.get("ACTUATOR_GYM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-CONFORMANCE = SHARED / "conformance"
+CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
+"""Reference traces and networks recorded from Isaac Lab 3.0 and Newton 1.8 (see its README.md)."""
 
 
 def pytest_configure(config):
@@ -14,7 +13,7 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def conformance_dir():
     if not CONFORMANCE.is_dir():
-        pytest.fail(f"reference traces not found at {CONFORMANCE} (set ACTUATOR_GYM_SHARED)")
+        pytest.fail(f"reference traces not found at {CONFORMANCE} (they are part of the repository)")
     return CONFORMANCE
 
 

@@ -1,4 +1,4 @@
-"""Reference traces from Isaac Lab 3.0 and Newton 1.8 (../shared/conformance) reproduced to 2e-5."""
+"""Reference traces from Isaac Lab 3.0 and Newton 1.8 (tests/data/conformance) reproduced to 2e-5."""
 
 import json
 
