@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# `make test` also installs the built wheel here, apart from the source tree, and smoke-tests it.
+WHEEL_VENV := .venv-wheel
 
-.PHONY: demo test bench clean
+.PHONY: demo test unit-test wheel-test bench clean
 
 $(STAMP): pyproject.toml requirements-ci.txt
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +18,27 @@ $(STAMP): pyproject.toml requirements-ci.txt
 demo: $(STAMP)
 	$(PY) -m actuator_gym demo
 
+# The installed-wheel smoke test first, then the whole suite (whose summary line closes the log).
 test: $(STAMP)
+	@$(MAKE) --no-print-directory wheel-test
 	$(PY) -m pytest tests
+
+unit-test: $(STAMP)
+	$(PY) -m pytest tests
+
+# Build the wheel, install it (with the pinned dependencies) into a fresh environment, and run
+# tests_installed/ with that environment's Python from an empty temporary folder.
+wheel-test: $(STAMP)
+	rm -rf dist $(WHEEL_VENV) build
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation . -w dist
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q -c requirements-ci.txt "$$(ls dist/actuator_gym-*.whl)[onnx,test]"
+	tmp=$$(mktemp -d) && cd $$tmp && ACTUATOR_GYM_REPO="$(CURDIR)" "$(CURDIR)/$(WHEEL_VENV)/bin/python" \
+		-m pytest -q -p no:cacheprovider --rootdir="$$tmp" "$(CURDIR)/tests_installed"; \
+		rc=$$?; rm -rf "$$tmp"; exit $$rc
 
 bench: $(STAMP)
 	$(PY) benchmarks/actuator_step.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(WHEEL_VENV) build dist *.egg-info

@@ -1,5 +1,9 @@
 """actuator-gym: realistic actuators between an RL policy and the physics."""
 
+from ._gl import choose_headless_gl as _choose_headless_gl
+
+_choose_headless_gl()  # before anything imports mujoco: headless render() without MUJOCO_GL
+
 from . import randomization
 from .actuators import *  # noqa: F401,F403
 from .actuators import __all__ as _actuator_names

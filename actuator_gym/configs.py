@@ -119,8 +119,15 @@ class Experiment:
 
 
 def preset_dir() -> Path:
-    """The folder of bundled presets (``configs/`` at the project root)."""
-    return Path(__file__).resolve().parents[1] / "configs"
+    """The folder of bundled presets.
+
+    The project keeps them in ``configs/`` at its root; the wheel installs that folder as the data
+    package ``actuator_gym/presets`` (pyproject's ``package-dir``), so an installed package finds
+    them beside this module and a source checkout (editable install) finds ``configs/``.
+    """
+    here = Path(__file__).resolve().parent
+    installed = here / "presets"
+    return installed if installed.is_dir() else here.parent / "configs"
 
 
 def list_presets() -> dict[str, Path]:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("warp")
-pytest.importorskip("newton")
+import warp  # noqa: F401
+import newton  # noqa: F401
 
 import gymnasium as gym  # noqa: E402
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("warp")
-pytest.importorskip("mujoco_warp")
+import warp  # noqa: F401
+import mujoco_warp  # noqa: F401
 
 import gymnasium as gym  # noqa: E402
 import mujoco  # noqa: E402

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 import actuator_gym as ag
-from actuator_gym.fit import fit_actuator_net, generate_synthetic_log, load_log, main
+from actuator_gym.tools.fit import fit_actuator_net, generate_synthetic_log, load_log, main
 
 
 def test_fit_mlp_reproduces_analytic_actuator_and_exports(tmp_path):
@@ -65,3 +65,140 @@ def test_csv_log_and_bad_columns(tmp_path):
 
     with pytest.raises(ValueError, match="target_pos"):
         load_log(bad)
+
+
+# ---- refused logs and options: one line naming the file or option, nothing trained or written ----
+import pytest  # noqa: E402
+
+from actuator_gym.tools.cli import main as cli_main  # noqa: E402
+from actuator_gym.tools.fit import LogError  # noqa: E402
+
+HEADER = "target_pos,joint_pos,joint_vel,torque\n"
+
+
+def _rows(n):
+    return "".join(f"{0.01 * i},{0.005 * i},0.1,{0.2 * i}\n" for i in range(n))
+
+
+@pytest.mark.parametrize(
+    "name, content, match",
+    [
+        ("empty.csv", "", "empty file"),
+        ("blank.csv", "\n\n  \n", "empty file"),
+        ("header.csv", HEADER, "header only"),
+        ("ragged.csv", HEADER + _rows(20) + "1,2,3\n", "line 22 has 3 field"),
+        ("text.csv", HEADER + _rows(20) + "a,b,c,d\n", "line 22: every field must be a number"),
+        ("tiny.csv", HEADER + _rows(5), "too little data"),
+        ("dup.csv", "torque,torque,joint_pos,joint_vel\n" + _rows(20), "duplicate column"),
+        ("nan.csv", HEADER + _rows(20) + "nan,0,0,0\n", "non-finite"),
+        ("garbage.csv", b"\xff\xfe\x00\x81binary", "not a text CSV"),
+        ("garbage.npz", b"PK\x03\x04 not really a zip", "not an NPZ"),
+        ("log.txt", "x", "expected a .csv or .npz"),
+    ],
+)
+def test_bad_logs_are_refused_naming_the_file(tmp_path, name, content, match):
+    p = tmp_path / name
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(LogError, match=match) as e:
+        fit_actuator_net(p, tmp_path / "out", epochs=1)
+    assert str(p) in str(e.value) and len(str(e.value).splitlines()) == 1
+    assert not (tmp_path / "out").exists()  # checked before anything is written
+
+
+def test_npz_object_arrays_and_bad_shapes(tmp_path):
+    obj = tmp_path / "obj.npz"
+    np.savez(obj, target_pos=np.array([{"a": 1}], dtype=object), joint_pos=np.zeros(1), joint_vel=np.zeros(1), torque=np.zeros(1))
+    with pytest.raises(LogError, match="obj.npz"):
+        load_log(obj)
+    cube = tmp_path / "cube.npz"
+    np.savez(cube, **{c: np.zeros((4, 2, 2)) for c in ("target_pos", "joint_pos", "joint_vel", "torque")})
+    with pytest.raises(LogError, match=r"shape \(4, 2, 2\)"):
+        load_log(cube)
+    uneven = tmp_path / "uneven.npz"
+    np.savez(uneven, target_pos=np.zeros(30), joint_pos=np.zeros(30), joint_vel=np.zeros(29), torque=np.zeros(30))
+    with pytest.raises(LogError, match="equal shapes"):
+        load_log(uneven)
+    with pytest.raises(LogError, match="no such file"):
+        load_log(tmp_path / "missing.npz")
+
+
+def test_lstm_log_shorter_than_seq_len(tmp_path):
+    p = tmp_path / "short.csv"
+    p.write_text(HEADER + _rows(40))
+    with pytest.raises(LogError, match="seq_len=64"):
+        fit_actuator_net(p, tmp_path / "o", "lstm", epochs=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(epochs=0), "epochs must be an integer >= 1"),
+        (dict(hidden=[0]), r"hidden must be an integer in \[1, 4096\]"),
+        (dict(hidden=[]), "hidden must list"),
+        (dict(input_idx=[-1]), r"input_idx must be an integer in \[0, 1024\]"),
+        (dict(input_idx=[0, 5000]), r"input_idx must be an integer in \[0, 1024\]"),
+        (dict(input_idx=[]), "input_idx must list"),
+        (dict(input_idx=[1, 1]), "must not repeat"),
+        (dict(lr=0.0), "lr must be a finite number > 0"),
+        (dict(lr=float("nan")), "lr must be a finite number > 0"),
+        (dict(holdout=1.0), r"holdout must be a fraction in \(0, 1\)"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(seed=-1), "seed"),
+        (dict(activation="sigmoidish"), "activation"),
+        (dict(model_type="gru"), "model_type"),
+        (dict(model_type="lstm", hidden=[16, 16]), "one recurrent layer"),
+    ],
+)
+def test_bad_options_are_refused_before_reading(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        fit_actuator_net(tmp_path / "never_read.csv", tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--epochs", "0"], "--epochs must be an integer >= 1, got 0"),
+        (["--hidden", "0"], "--hidden must be an integer in [1, 4096], got 0"),
+        (["--input-idx", "-1"], "--input-idx must be an integer in [0, 1024], got -1"),
+        (["--lr", "-1"], "--lr must be a finite number > 0"),
+        (["--holdout", "0"], "--holdout must be a fraction in (0, 1)"),
+        (["--model", "gru"], "invalid choice: 'gru'"),
+        (["--epochs", "many"], "invalid int value: 'many'"),
+    ],
+)
+def test_cli_bad_options_one_line(tmp_path, capsys, argv, match):
+    data = tmp_path / "log.npz"
+    with pytest.raises(SystemExit) as e:
+        cli_main(["fit", "--synthetic", str(data), str(tmp_path / "o"), *argv])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("actuator-gym fit: error:") and match in err and len(err.splitlines()) == 1
+    assert not data.exists()  # refused before the synthetic log was written
+
+
+def test_cli_bad_log_one_line(tmp_path, capsys):
+    p = tmp_path / "header.csv"
+    p.write_text(HEADER)
+    assert cli_main(["fit", str(p), str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"actuator-gym: error: {p}: header only, no data rows"
+
+
+def test_progress_bar_over_epochs(tmp_path, monkeypatch):
+    """tqdm counts the epochs (shown on a terminal; ``progress=False`` turns it off)."""
+    import tqdm
+
+    seen = []
+    real = tqdm.tqdm
+
+    def spy(*a, **kw):
+        bar = real(*a, **{**kw, "disable": True})
+        seen.append((kw.get("desc"), kw.get("unit"), len(a[0]) if a else None, kw.get("disable")))
+        return bar
+
+    monkeypatch.setattr(tqdm, "tqdm", spy)
+    log = generate_synthetic_log(tmp_path / "log.npz", num_steps=200, num_sequences=2)
+    fit_actuator_net(log, tmp_path / "o", epochs=3)
+    fit_actuator_net(log, tmp_path / "o2", epochs=2, progress=False)
+    assert seen == [("fit MLP", "epoch", 3, None), ("fit MLP", "epoch", 2, True)]

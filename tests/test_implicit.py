@@ -270,7 +270,7 @@ PENDULUM = """
 
 
 def _run_pendulum(mode, steps=300):
-    mujoco = pytest.importorskip("mujoco")
+    import mujoco
     from actuator_gym.backends.mujoco_dynamics import joint_space_dynamics
 
     model = mujoco.MjModel.from_xml_string(PENDULUM)

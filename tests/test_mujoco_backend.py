@@ -122,7 +122,7 @@ def test_efforts_are_generalized_forces_that_bypass_ctrlrange_and_gear(sim):
 
 
 def test_torch_efforts_are_accepted(sim):
-    torch = pytest.importorskip("torch")
+    import torch
     model, data = sim
     be = MujocoBackend(model, data, ["h1"])
     be.set_joint_effort(torch.tensor([[1.5]], dtype=torch.float32))

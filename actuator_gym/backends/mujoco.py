@@ -19,6 +19,7 @@ The MuJoCo-specific helpers for solver-side (implicit) actuators live here too:
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 import mujoco
@@ -112,7 +113,10 @@ class OffscreenRenderer:
             try:
                 self._renderer = mujoco.Renderer(model, height, width)
             except Exception as exc:  # no GL context
-                raise RuntimeError(f"render: no OpenGL backend available (set MUJOCO_GL=egl or osmesa): {exc}") from exc
+                from .._gl import headless_gl_problem
+
+                why = headless_gl_problem() or f"MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}: {exc}"
+                raise RuntimeError(f"render: no OpenGL backend available ({why})") from exc
             self._size = (width, height)
         self._renderer.update_scene(data, camera=camera)
         return self._renderer.render()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -282,9 +281,6 @@ def cmd_train(args) -> int:
     for key in ("total_timesteps", "num_envs", "eval_every"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
-    for key in ("total_timesteps", "num_envs", "eval_every"):
-        if settings[key] < 1:
-            raise CliError(f"--{key.replace('_', '-')} must be >= 1, got {settings[key]}")
     out = Path(args.out) / "train"
     report = train_ppo(task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, **settings)
     print(f"PPO on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s")
@@ -297,7 +293,7 @@ def cmd_train(args) -> int:
 # -- fit ---------------------------------------------------------------------------------------
 def cmd_fit(args) -> int:
     try:
-        from .. import fit
+        from . import fit
     except ImportError as exc:
         raise CliError(f"the actuator-network fitting tool is not available: {exc}") from None
     fit_args = list(args.fit_args)
@@ -307,57 +303,143 @@ def cmd_fit(args) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line: ``PROG: error: ... (see PROG --help)``."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _int_at_least(lo: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {v}")
+        return v
+
+    parse.__name__ = f"integer >= {lo}"
+    return parse
+
+
+def _float_in(lo: float, hi: float, lo_open: bool = False):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
+            raise argparse.ArgumentTypeError(f"must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {text!r}")
+        return v
+
+    parse.__name__ = "number"
+    return parse
+
+
+_SEED = _int_at_least(0)
+_SECONDS = _float_in(0.0, 3600.0, lo_open=True)
+_DEGREES = _float_in(-360.0, 360.0)
+
+
+def _add_out(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=str(DEFAULT_OUT), metavar="DIR",
+                   help="output folder; the command writes into a sub-folder named after it (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="actuator-gym",
         description="Realistic actuators for RL simulations: demos, sweeps, rollouts, training, actuator-net fitting.",
+        epilog="Run 'actuator-gym COMMAND --help' for a command's options.",
     )
-    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    p.add_argument("--debug", action="store_true", help="show the full traceback on errors (first option only)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
 
-    sub.add_parser("list", help="list tasks, actuator models and presets").set_defaults(func=cmd_list)
+    sub.add_parser("list", help="list tasks, actuator models and bundled presets",
+                   description="List the registered tasks, the actuator models a YAML preset can name, and the "
+                               "bundled presets and experiments.").set_defaults(func=cmd_list)
 
-    d = sub.add_parser("demo", help="compare actuator models on the pendulum (plots + table)")
-    d.add_argument("--out", default=str(DEFAULT_OUT), help="output folder (default: %(default)s)")
-    d.add_argument("--target-deg", type=float, default=70.0, help="step target [deg] (default: %(default)s)")
-    d.add_argument("--seconds", type=float, default=3.0, help="simulated time after the step [s]")
-    d.add_argument("--seed", type=int, default=0)
+    d = sub.add_parser("demo", help="compare actuator models on the pendulum (plots + table)",
+                       description="Step the pendulum under four actuator models (ideal PD, effort-limited PD, "
+                                   "delayed PD, DC motor); write plots and summary.csv to OUT/demo.")
+    _add_out(d)
+    d.add_argument("--target-deg", type=_DEGREES, default=70.0, metavar="DEG",
+                   help="step target [deg from hanging down], in [-360, 360] (default: %(default)s)")
+    d.add_argument("--seconds", type=_SECONDS, default=3.0, metavar="S",
+                   help="simulated time after the step [s], in (0, 3600] (default: %(default)s)")
+    d.add_argument("--seed", type=_SEED, default=0, help="reset seed, >= 0 (default: %(default)s)")
     d.set_defaults(func=cmd_demo)
 
     from .analysis import SWEEPS
 
-    s = sub.add_parser("sweep", help="sweep one actuator parameter on the pendulum")
-    s.add_argument("param", choices=sorted(SWEEPS), help="parameter to sweep")
-    s.add_argument("--out", default=str(DEFAULT_OUT))
-    s.add_argument("--target-deg", type=float, default=90.0, help="step target [deg] (default: horizontal)")
-    s.add_argument("--seconds", type=float, default=3.0)
-    s.add_argument("--seed", type=int, default=0)
+    s = sub.add_parser("sweep", help="sweep one actuator parameter on the pendulum",
+                       description="Run the pendulum step once per value of one actuator parameter; write a plot "
+                                   "and a CSV to OUT/sweep.")
+    s.add_argument("param", choices=sorted(SWEEPS),
+                   help="parameter to sweep; values and units: " + "; ".join(f"{k}: {', '.join(f'{v:g}' for v in vals)} {unit}"
+                                                                     for k, (vals, unit) in sorted(SWEEPS.items())))
+    _add_out(s)
+    s.add_argument("--target-deg", type=_DEGREES, default=90.0, metavar="DEG",
+                   help="step target [deg from hanging down], in [-360, 360] (default: %(default)s, horizontal)")
+    s.add_argument("--seconds", type=_SECONDS, default=3.0, metavar="S",
+                   help="simulated time after the step [s], in (0, 3600] (default: %(default)s)")
+    s.add_argument("--seed", type=_SEED, default=0, help="reset seed, >= 0 (default: %(default)s)")
     s.set_defaults(func=cmd_sweep)
 
-    for name, helptext in (("rollout", "run a task and write telemetry, plots and optionally a video"),
-                           ("train", "train PPO (Stable-Baselines3) on a task")):
-        r = sub.add_parser(name, help=helptext)
+    for name, helptext, desc in (
+        ("rollout", "run a task and write telemetry, plots and optionally a video",
+         "Run a task with a random, zero or saved policy; write telemetry (npz, csv), plots and optionally a "
+         "video to OUT/rollout."),
+        ("train", "train PPO (Stable-Baselines3) on a task",
+         "Train PPO (Stable-Baselines3) on the native vector env of a task; write the policy in the safe format "
+         "(policy.json + policy.pt), Stable-Baselines3's own sb3_model.zip (PPO.load), and the learning curve "
+         "to OUT/train."),
+    ):
+        r = sub.add_parser(name, help=helptext, description=desc)
         src = r.add_mutually_exclusive_group()
-        src.add_argument("--task", default="actuator_gym/Pendulum-v0", help="Gymnasium id (default: %(default)s)")
-        src.add_argument("--experiment", help="experiment YAML (task + actuators + training settings)")
-        r.add_argument("--actuators", help="actuator preset name or YAML file (default: the task's own)")
-        r.add_argument("--seed", type=int, default=None)
-        r.add_argument("--out", default=str(DEFAULT_OUT))
+        src.add_argument("--task", default="actuator_gym/Pendulum-v0", metavar="ID",
+                         help="Gymnasium id: a bundled task or any registered MuJoCo env (default: %(default)s)")
+        src.add_argument("--experiment", metavar="YAML",
+                         help="experiment preset name or YAML file (task, actuators, training settings)")
+        r.add_argument("--actuators", metavar="PRESET",
+                       help="actuator preset name or YAML file (default: the task's or experiment's own)")
+        r.add_argument("--seed", type=_SEED, default=None,
+                       help="seed, >= 0 (default: the experiment's seed, else 0)")
+        _add_out(r)
         if name == "rollout":
-            r.add_argument("--policy", default="random", help="random | zero | folder of a saved policy")
-            r.add_argument("--steps", type=int, default=300)
-            r.add_argument("--video", choices=["gif", "mp4"], help="also write a video from rgb_array frames")
+            r.add_argument("--policy", default="random", metavar="POLICY",
+                           help="random | zero | folder holding a saved policy (policy.json + policy.pt) "
+                                "(default: %(default)s)")
+            r.add_argument("--steps", type=_int_at_least(1), default=300,
+                           help="env steps (policy decisions; each is the task's substeps), >= 1 (default: %(default)s)")
+            r.add_argument("--video", choices=["gif", "mp4"],
+                           help="also write a video of rgb_array frames at the env's control rate (default: none)")
             r.set_defaults(func=cmd_rollout)
         else:
-            r.add_argument("--total-timesteps", type=int, default=None)
-            r.add_argument("--num-envs", type=int, default=None, help="parallel envs (the native vector env)")
-            r.add_argument("--eval-every", type=int, default=None)
+            r.add_argument("--total-timesteps", type=_int_at_least(1), default=None, metavar="N",
+                           help=f"env steps to train for, summed over envs, >= 1 (default: the experiment's, else "
+                                f"{configs_default('total_timesteps')})")
+            r.add_argument("--num-envs", type=_int_at_least(1), default=None, metavar="N",
+                           help=f"parallel envs of the native vector env, >= 1 (default: the experiment's, else "
+                                f"{configs_default('num_envs')})")
+            r.add_argument("--eval-every", type=_int_at_least(1), default=None, metavar="N",
+                           help=f"env steps between deterministic evaluations, >= 1 (default: the experiment's, "
+                                f"else {configs_default('eval_every')})")
             r.set_defaults(func=cmd_train)
 
     f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
     f.add_argument("fit_args", nargs=argparse.REMAINDER)
     f.set_defaults(func=cmd_fit)
     return p
+
+
+def configs_default(key: str):
+    """The default of a training setting (``configs.TRAIN_KEYS``), for help texts."""
+    from ..configs import TRAIN_KEYS
+
+    return TRAIN_KEYS[key]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -371,10 +453,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    if getattr(args, "steps", 1) is not None and getattr(args, "steps", 1) < 1:
-        parser.error("--steps must be >= 1")
-    if getattr(args, "video", None) and "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
-        os.environ["MUJOCO_GL"] = "egl"  # headless rendering; must be set before mujoco is imported
     try:
         return args.func(args)
     except KeyboardInterrupt:

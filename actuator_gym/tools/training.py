@@ -25,6 +25,9 @@ import torch
 __all__ = ["SavedPolicy", "train_ppo", "make_env", "make_vec_env", "evaluate"]
 
 _ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+SB3_MODEL_FILE = "sb3_model.zip"
+"""Stable-Baselines3's own archive beside the safe policy files (``PPO.load`` reads it; being a
+pickle-bearing format, load it only from a folder you trust)."""
 
 
 def make_env(task: str, actuators: Mapping[str, Any] | None = None, **kwargs: Any) -> gym.Env:
@@ -158,7 +161,8 @@ def train_ppo(
     progress: bool = True,
     algo: str = "ppo",
 ) -> dict[str, Any]:
-    """Train PPO (Stable-Baselines3) on ``task`` and write ``policy.json``/``policy.pt``,
+    """Train PPO (Stable-Baselines3) on ``task`` and write ``policy.json``/``policy.pt`` (the safe
+    format, :class:`SavedPolicy`), ``sb3_model.zip`` (Stable-Baselines3's own, ``PPO.load``),
     ``learning_curve.csv`` and ``learning_curve.png`` into ``out_dir``. Returns a report."""
     try:
         from stable_baselines3 import PPO
@@ -222,6 +226,7 @@ def train_ppo(
         curve.append(final)
     wall = time.perf_counter() - t0
     save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
+    model.save(out / SB3_MODEL_FILE)  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
     with open(out / "learning_curve.csv", "w") as f:
         f.write("timesteps,mean_eval_return\n")
         for s, r in curve:

@@ -18,7 +18,9 @@ NPZ arrays may also be 2-D ``(T, K)``: K joints logged side by side, each its ow
     # out/actuator_net.onnx (metadata for DriveNeuralMLP / ActuatorNetMLPCfg), out/actuator_net.pt
     # (TorchScript), out/report.json: held-out RMSE, max error, R^2 on the last 20 % of each sequence
 
-Command line (the future ``actuator-gym fit``): ``python -m actuator_gym.fit log.csv out/ --model mlp``.
+Command line: ``actuator-gym fit log.csv out/ --model mlp`` (``actuator-gym fit --help`` lists every
+option with its unit and default). Bad logs and options are refused with one line naming the file or
+the option before any training starts.
 ``generate_synthetic_log`` writes a log from a known analytic actuator (``DCMotorCfg`` + delay driving a
 1-DOF inertia) for testing the pipeline.
 """
@@ -37,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .actuators.checkpoints import MLPNet, RecurrentNet, export_onnx
+from ..actuators.checkpoints import MLPNet, RecurrentNet, export_onnx
 
 __all__ = ["fit_actuator_net", "generate_synthetic_log", "load_log", "main", "COLUMNS"]
 
@@ -45,33 +47,159 @@ COLUMNS = ("target_pos", "joint_pos", "joint_vel", "torque")
 
 
 # ---------------------------------------------------------------------------------------------
-def load_log(path: str | Path) -> list[dict[str, np.ndarray]]:
-    """The log as a list of sequences ``{column: (T,) float64}`` (split by ``episode`` and joints)."""
-    path = Path(path)
-    if path.suffix == ".npz":
+MAX_HISTORY = 1024
+"""Largest MLP history index accepted (``input_idx``) [substeps]."""
+MAX_HIDDEN = 4096
+"""Largest hidden-layer width accepted."""
+
+
+class LogError(ValueError):
+    """A log file that cannot be used for fitting (the message names the file and the problem)."""
+
+
+def _read_csv(path: Path) -> dict[str, np.ndarray]:
+    import csv
+
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+    except UnicodeDecodeError:
+        raise LogError(f"{path}: not a text CSV file") from None
+    except csv.Error as exc:
+        raise LogError(f"{path}: malformed CSV: {exc}") from None
+    rows = [r for r in rows if any(c.strip() for c in r)]  # blank lines carry nothing
+    if not rows:
+        raise LogError(f"{path}: empty file; expected a header row {list(COLUMNS)} (+ optional 'episode') and data rows")
+    header = [c.strip() for c in rows[0]]
+    if len(set(header)) != len(header):
+        raise LogError(f"{path}: duplicate column names in the header {header}")
+    if len(rows) == 1:
+        raise LogError(f"{path}: header only, no data rows")
+    values = np.empty((len(rows) - 1, len(header)))
+    for n, r in enumerate(rows[1:], start=2):
+        if len(r) != len(header):
+            raise LogError(f"{path}: line {n} has {len(r)} field(s), the header has {len(header)}")
+        try:
+            values[n - 2] = [float(c) for c in r]
+        except ValueError:
+            raise LogError(f"{path}: line {n}: every field must be a number, got {r}") from None
+    return {name: values[:, i] for i, name in enumerate(header)}
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    import zipfile
+
+    try:
         with np.load(path, allow_pickle=False) as z:
-            data = {k: np.asarray(z[k], dtype=np.float64) for k in z.files}
-    elif path.suffix == ".csv":
-        arr = np.genfromtxt(path, delimiter=",", names=True)
-        data = {k: np.asarray(arr[k], dtype=np.float64) for k in arr.dtype.names}
-    else:
-        raise ValueError(f"{path}: expected a .csv or .npz log")
+            data = {}
+            for k in z.files:
+                a = z[k]
+                if a.dtype.kind not in "biuf":
+                    raise LogError(f"{path}: array {k!r} has dtype {a.dtype}; columns must be numeric")
+                if a.ndim not in (1, 2):
+                    raise LogError(f"{path}: array {k!r} has shape {a.shape}; columns are (T,) or (T, K)")
+                data[k] = np.asarray(a, dtype=np.float64)
+    except LogError:
+        raise
+    except ValueError as exc:  # e.g. object arrays (allow_pickle=False)
+        raise LogError(f"{path}: unreadable NPZ ({exc})") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise LogError(f"{path}: not an NPZ archive ({exc})") from None
+    return data
+
+
+def load_log(path: str | Path) -> list[dict[str, np.ndarray]]:
+    """The log as a list of sequences ``{column: (T,) float64}`` (split by ``episode`` and joints).
+
+    Raises :class:`LogError` (a ``ValueError``) naming the file for a missing, empty, header-only,
+    ragged, non-numeric or non-finite log.
+    """
+    path = Path(path)
+    if path.suffix not in (".npz", ".csv"):
+        raise LogError(f"{path}: expected a .csv or .npz log")
+    if not path.is_file():
+        raise LogError(f"{path}: no such file")
+    data = _read_npz(path) if path.suffix == ".npz" else _read_csv(path)
     missing = [c for c in COLUMNS if c not in data]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; need {list(COLUMNS)} (+ optional 'episode')")
+        raise LogError(f"{path}: missing column(s) {missing}; need {list(COLUMNS)} (+ optional 'episode')")
     cols = [np.atleast_2d(data[c].T).T for c in COLUMNS]  # (T, K)
     T, K = cols[0].shape
     if any(c.shape != (T, K) for c in cols):
-        raise ValueError(f"{path}: columns {list(COLUMNS)} must have equal shapes")
+        raise LogError(f"{path}: columns {list(COLUMNS)} must have equal shapes, got {[c.shape for c in cols]}")
+    if T == 0 or K == 0:
+        raise LogError(f"{path}: no samples")
     ep = data.get("episode", np.zeros(T))
-    if not all(np.isfinite(c).all() for c in cols):
-        raise ValueError(f"{path}: the log contains non-finite values")
+    if ep.shape[0] != T:
+        raise LogError(f"{path}: 'episode' has {ep.shape[0]} rows, the other columns {T}")
+    if not all(np.isfinite(c).all() for c in [*cols, ep]):
+        raise LogError(f"{path}: the log contains non-finite values")
     cuts = np.flatnonzero(np.diff(ep.reshape(T, -1)[:, 0]) != 0) + 1
     seqs = []
     for k in range(K):
         for a, b in zip([0, *cuts], [*cuts, T]):
             seqs.append({c: col[a:b, k] for c, col in zip(COLUMNS, cols)})
     return seqs
+
+
+def _check_options(model_type, input_idx, hidden, activation, epochs, lr, batch_size, holdout, seq_len, seed) -> tuple[int, ...]:
+    """Validate the fitting options (names as in :func:`fit_actuator_net`); returns ``hidden``."""
+    def integer(name, v, lo, hi=None):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+            rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+            raise ValueError(f"{name} must be an integer {rng}, got {v!r}")
+        return int(v)
+
+    if model_type not in ("mlp", "lstm"):
+        raise ValueError(f"model_type must be 'mlp' or 'lstm', got {model_type!r}")
+    idx = list(input_idx) if not isinstance(input_idx, (str, bytes)) else [input_idx]
+    if not idx:
+        raise ValueError("input_idx must list at least one history index [substeps]")
+    idx = [integer("input_idx", i, 0, MAX_HISTORY) for i in idx]
+    if len(set(idx)) != len(idx):
+        raise ValueError(f"input_idx must not repeat an index, got {idx}")
+    if hidden is None:
+        hidden = (32, 32) if model_type == "mlp" else (32,)
+    hidden = tuple(integer("hidden", h, 1, MAX_HIDDEN) for h in (hidden if not isinstance(hidden, (str, bytes)) else [hidden]))
+    if not hidden:
+        raise ValueError("hidden must list at least one layer width")
+    if model_type == "lstm" and len(hidden) != 1:
+        raise ValueError(f"hidden: the LSTM has one recurrent layer, give one width, got {list(hidden)}")
+    try:
+        MLPNet([1, 1, 1], str(activation))  # a tiny net: the one place that knows the activations
+    except ValueError as exc:
+        raise ValueError(f"activation: {exc}") from None
+    integer("epochs", epochs, 1)
+    integer("batch_size", batch_size, 1)
+    integer("seq_len", seq_len, 1)
+    integer("seed", seed, 0)
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    if isinstance(holdout, bool) or not isinstance(holdout, (int, float)) or not 0 < holdout < 1:
+        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
+    return hidden
+
+
+MIN_TRAIN_SAMPLES = 16
+"""Fewest training samples (rows before the held-out tail, over all sequences) a fit accepts."""
+
+
+def _check_enough_data(path, seqs, model_type: str, window: int, holdout: float) -> None:
+    """Refuse a log too short to train (``window``: MLP history or LSTM ``seq_len``) or to score."""
+    parts = [_split(s, holdout) for s in seqs]
+    n_train = sum(len(a["torque"]) for a, _ in parts)
+    n_test = sum(len(b["torque"]) for _, b in parts)
+    usable = sum(len(a["torque"]) // window for a, _ in parts) if model_type == "lstm" else n_train
+    if n_train < MIN_TRAIN_SAMPLES or n_test < 1 or usable < 1:
+        need = f"one sequence of >= seq_len={window} training rows" if model_type == "lstm" else f">= {MIN_TRAIN_SAMPLES} training rows"
+        raise LogError(f"{path}: too little data to fit: {n_train} training and {n_test} held-out rows "
+                       f"(holdout={holdout:g}); need {need} and >= 1 held out")
+
+
+def _epochs(epochs: int, progress: bool, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(range(epochs), desc=desc, unit="epoch", leave=False, mininterval=0.5, disable=None if progress else True)
 
 
 def _features(seq, input_idx, pos_scale, vel_scale, order="pos_vel"):
@@ -114,7 +242,7 @@ def fit_actuator_net(
     model_type: str = "mlp",
     *,
     input_idx: Sequence[int] = (0, 1, 2, 3),
-    hidden: Sequence[int] = (32, 32),
+    hidden: Sequence[int] | None = None,
     activation: str = "softsign",
     epochs: int = 400,
     lr: float = 3e-3,
@@ -122,22 +250,26 @@ def fit_actuator_net(
     holdout: float = 0.2,
     seq_len: int = 64,
     seed: int = 0,
+    progress: bool = True,
 ) -> dict:
     """Train, export (ONNX with metadata + TorchScript), and return the held-out report (also written
     as ``report.json``). ``holdout``: the last fraction of every sequence is kept out of training.
 
     MLP: inputs ``e(t - i) * pos_scale`` and ``qd(t - i) * vel_scale`` for ``i in input_idx``,
-    target ``torque / torque_scale`` (scales = 1 / std of the training data). LSTM: inputs ``[e, qd]``
-    (scaled), one hidden layer of ``hidden[0]`` units, truncated back-propagation over ``seq_len``.
+    target ``torque / torque_scale`` (scales = 1 / std of the training data); ``hidden`` defaults to
+    ``(32, 32)``. LSTM: inputs ``[e, qd]`` (scaled), one hidden layer of ``hidden[0]`` units
+    (default 32), truncated back-propagation over ``seq_len`` substeps. ``progress``: a tqdm bar
+    over the epochs on an interactive terminal.
+
+    Every option and the log are checked before anything is trained or written; a bad one raises
+    ``ValueError`` naming it and its allowed range.
     """
-    if model_type not in ("mlp", "lstm"):
-        raise ValueError(f"model_type must be 'mlp' or 'lstm', got {model_type!r}")
-    if not 0 < holdout < 1:
-        raise ValueError(f"holdout must lie in (0, 1), got {holdout}")
+    hidden = _check_options(model_type, input_idx, hidden, activation, epochs, lr, batch_size, holdout, seq_len, seed)
+    seqs = load_log(data_path)
+    _check_enough_data(data_path, seqs, model_type, max(input_idx) + 1 if model_type == "mlp" else seq_len, holdout)
     torch.manual_seed(seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    seqs = load_log(data_path)
     train, test = zip(*(_split(s, holdout) for s in seqs))
     e_all = np.concatenate([s["target_pos"] - s["joint_pos"] for s in train])
     v_all = np.concatenate([s["joint_vel"] for s in train])
@@ -155,7 +287,7 @@ def fit_actuator_net(
         opt = torch.optim.Adam(net.parameters(), lr=lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs)
         g = torch.Generator().manual_seed(seed)
-        for _ in range(epochs):
+        for _ in _epochs(epochs, progress, "fit MLP"):
             perm = torch.randperm(X.shape[0], generator=g)
             for k in range(0, X.shape[0], batch_size):
                 b = perm[k : k + batch_size]
@@ -182,11 +314,9 @@ def fit_actuator_net(
             x = np.stack([(s["target_pos"] - s["joint_pos"]) * pos_scale, s["joint_vel"] * vel_scale], 1)
             for a in range(0, len(x) - seq_len + 1, seq_len):
                 chunks.append((x[a : a + seq_len], s["torque"][a : a + seq_len] / torque_scale))
-        if not chunks:
-            raise ValueError(f"{data_path}: sequences shorter than seq_len={seq_len}")
         Xc = torch.tensor(np.stack([c[0] for c in chunks]), dtype=torch.float32).transpose(0, 1)  # (L, B, 2)
         Yc = torch.tensor(np.stack([c[1] for c in chunks]), dtype=torch.float32).T.unsqueeze(-1)  # (L, B, 1)
-        for _ in range(epochs):
+        for _ in _epochs(epochs, progress, "fit LSTM"):
             y, _ = net.rnn(Xc)
             loss = nn.functional.mse_loss(net.head(y), Yc)
             opt.zero_grad()
@@ -262,8 +392,8 @@ def generate_synthetic_log(
     analytic actuator -- ``DCMotorCfg`` behind a ``delay_steps`` command delay -- driving a 1-DOF
     inertia [kg·m²] with viscous damping [N·m·s/rad], under random piecewise-constant targets plus a
     sine sweep. The torque column is the actuator's applied torque."""
-    from .actuators import Delay
-    from .actuators.models import DCMotorCfg
+    from ..actuators import Delay
+    from ..actuators.models import DCMotorCfg
 
     rng = np.random.default_rng(seed)
     cfg = DCMotorCfg(
@@ -275,7 +405,7 @@ def generate_synthetic_log(
     )
     recipe = cfg.recipe()
     recipe.pop("aliases")
-    from .actuators import Actuator
+    from ..actuators import Actuator
 
     model = Actuator(**{**recipe, "delay": Delay(delay_steps=delay_steps)}, num_envs=num_sequences, num_joints=1, seed=seed)
     model.reset()
@@ -302,23 +432,51 @@ def generate_synthetic_log(
 
 
 # ---------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from .cli import OneLineParser
+
+    ap = OneLineParser(
+        prog="actuator-gym fit",
+        description="Train an actuator network (MLP or LSTM) from a log of commanded and measured joint "
+                    "states and measured torque; export ONNX (with metadata) and TorchScript; report the "
+                    "held-out error.",
+        epilog="Log columns: target_pos [rad], joint_pos [rad], joint_vel [rad/s], torque [N·m], optional episode "
+               "(int; history never crosses a change), one row per physics substep. Example: actuator-gym fit "
+               "--synthetic log.npz out/ --epochs 200",
+    )
+    ap.add_argument("data", help="CSV (header row) or NPZ log; with --synthetic, where the synthetic log is written")
+    ap.add_argument("out_dir", help="output folder for actuator_net.onnx, actuator_net.pt and report.json")
+    ap.add_argument("--model", choices=["mlp", "lstm"], default="mlp", help="network kind (default: %(default)s)")
+    ap.add_argument("--input-idx", type=int, nargs="+", default=[0, 1, 2, 3], metavar="I",
+                    help=f"MLP only: history indices [substeps back], each in [0, {MAX_HISTORY}] (default: 0 1 2 3)")
+    ap.add_argument("--hidden", type=int, nargs="+", default=None, metavar="W",
+                    help=f"hidden layer widths, each in [1, {MAX_HIDDEN}]; the LSTM takes one (default: 32 32 for mlp, 32 for lstm)")
+    ap.add_argument("--epochs", type=int, default=400, help="training epochs, >= 1 (default: %(default)s)")
+    ap.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate, > 0 (default: %(default)s)")
+    ap.add_argument("--batch-size", type=int, default=4096, help="MLP mini-batch size [rows], >= 1 (default: %(default)s)")
+    ap.add_argument("--seq-len", type=int, default=64, help="LSTM truncated back-propagation length [substeps], >= 1 (default: %(default)s)")
+    ap.add_argument("--holdout", type=float, default=0.2,
+                    help="fraction of every sequence's tail kept out of training and scored, in (0, 1) (default: %(default)s)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the initialisation, shuffling and synthetic log, >= 0 (default: %(default)s)")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="first write a synthetic log (DC motor + 2-substep delay on a 1-DOF inertia) to DATA")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
+    return ap
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="actuator-gym fit", description="Train an actuator network from a log.")
-    ap.add_argument("data", help="CSV/NPZ log with columns target_pos, joint_pos, joint_vel, torque [, episode]")
-    ap.add_argument("out_dir", help="where actuator_net.onnx, actuator_net.pt and report.json go")
-    ap.add_argument("--model", choices=["mlp", "lstm"], default="mlp")
-    ap.add_argument("--input-idx", type=int, nargs="+", default=[0, 1, 2, 3], help="MLP history indices [substeps]")
-    ap.add_argument("--hidden", type=int, nargs="+", default=[32, 32])
-    ap.add_argument("--epochs", type=int, default=400)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--holdout", type=float, default=0.2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--synthetic", action="store_true", help="first write a synthetic log (DC motor + delay) to DATA")
+    ap = build_parser()
     a = ap.parse_args(argv)
+    try:  # every option checked before the synthetic log is written or anything trained
+        _check_options(a.model, a.input_idx, a.hidden, "softsign", a.epochs, a.lr, a.batch_size, a.holdout, a.seq_len, a.seed)
+    except ValueError as exc:
+        name, _, rest = str(exc).partition(" ")
+        ap.error(f"--{name.rstrip(':').replace('_', '-')} {rest}")
     if a.synthetic:
         generate_synthetic_log(a.data, seed=a.seed)
     rep = fit_actuator_net(
-        a.data, a.out_dir, a.model, input_idx=a.input_idx, hidden=a.hidden, epochs=a.epochs, lr=a.lr, holdout=a.holdout, seed=a.seed
+        a.data, a.out_dir, a.model, input_idx=a.input_idx, hidden=a.hidden, epochs=a.epochs, lr=a.lr,
+        batch_size=a.batch_size, holdout=a.holdout, seq_len=a.seq_len, seed=a.seed, progress=not a.no_progress,
     )
     h = rep["heldout"]
     print(f"held-out: RMSE {h['rmse']:.4g} N·m, max error {h['max_abs_error']:.4g} N·m, R^2 {h['r2']:.4f} "
