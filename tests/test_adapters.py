@@ -183,7 +183,6 @@ def test_same_step_view_rejects_bad_mode():
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_sb3_autoreset_semantics(mode):
-    import stable_baselines3  # noqa: F401
     venv = sb3(counter_vec(mode))
     obs = venv.reset()
     assert obs.shape == (3, 3) and obs.dtype == np.float32
@@ -216,7 +215,6 @@ def test_sb3_autoreset_semantics(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_sb3_seed_and_options(mode):
-    import stable_baselines3  # noqa: F401
     venv = sb3(counter_vec(mode))
     assert venv.seed(7) == [7, 8, 9]
     obs = venv.reset()
@@ -231,7 +229,6 @@ def test_sb3_seed_and_options(mode):
 
 
 def test_sb3_vecenv_api():
-    import stable_baselines3  # noqa: F401
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import VecCheckNan, VecEnv, VecMonitor
 
@@ -260,7 +257,6 @@ def test_sb3_vecenv_api():
 
 
 def test_sb3_check_env_on_single_counter_env():
-    import stable_baselines3  # noqa: F401
     from stable_baselines3.common.env_checker import check_env
 
     check_env(gym.wrappers.TimeLimit(CounterEnv(3), 5), warn=False)
@@ -268,7 +264,6 @@ def test_sb3_check_env_on_single_counter_env():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_sb3_ppo_trains(mode):
-    import stable_baselines3  # noqa: F401
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
 
@@ -292,7 +287,6 @@ def _pendulum_vec_limit(mode, n, limit):
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_rsl_rl_contract_and_autoreset(mode):
-    import rsl_rl  # noqa: F401
     from rsl_rl.env import VecEnv
     from tensordict import TensorDict
 
@@ -323,7 +317,6 @@ def test_rsl_rl_contract_and_autoreset(mode):
 
 
 def test_rsl_rl_clips_actions_and_validates():
-    import rsl_rl  # noqa: F401
     env = rsl_rl(counter_vec(AutoresetMode.NEXT_STEP), max_episode_length=7)
     assert env.max_episode_length == 7
     _, rewards, _, _ = env.step(torch.full((3, 1), 5.0))
@@ -355,7 +348,6 @@ def _rsl_train_cfg():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_rsl_rl_on_policy_runner_trains(mode):
-    import rsl_rl  # noqa: F401
     from rsl_rl.runners import OnPolicyRunner
 
     env = rsl_rl(_pendulum_vec_limit(mode, n=4, limit=20), seed=0)
@@ -374,7 +366,6 @@ def test_rsl_rl_on_policy_runner_trains(mode):
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_skrl_wrapper_properties_and_autoreset(mode):
-    import skrl  # noqa: F401
     from skrl.envs.wrappers.torch.gymnasium_envs import GymnasiumWrapper
 
     env = skrl(counter_vec(mode))
@@ -403,7 +394,6 @@ def test_skrl_wrapper_properties_and_autoreset(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_skrl_ppo_trains(mode):
-    import skrl  # noqa: F401
     import torch.nn as nn
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.memories.torch import RandomMemory
@@ -451,7 +441,6 @@ def test_skrl_ppo_trains(mode):
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("source", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
 def test_torchrl_gym_wrapper(source):
-    import torchrl  # noqa: F401
     from torchrl.envs import GymWrapper
     from torchrl.envs.utils import check_env_specs
 
@@ -503,7 +492,6 @@ def _pendulum_actions(steps, n=3):
 
 
 def test_native_pendulum_single_env_passes_sb3_check_env():
-    import stable_baselines3  # noqa: F401
     import actuator_gym  # noqa: F401
     from stable_baselines3.common.env_checker import check_env
 
@@ -532,9 +520,6 @@ def test_native_pendulum_same_step_view_equals_native_same_step():
 @pytest.mark.parametrize("mode", MODES)
 def test_native_pendulum_adapters_match_reference(mode):
     """Each adapter over the native env reports what the native SAME_STEP env itself reports."""
-    import stable_baselines3  # noqa: F401
-    import rsl_rl  # noqa: F401
-    import skrl  # noqa: F401
     steps = _pendulum_actions(2 * EPISODE + 2)
     ref = pendulum(AutoresetMode.SAME_STEP)
     ref_obs = [ref.reset(seed=9)[0]]
@@ -584,8 +569,6 @@ def test_native_pendulum_adapters_match_reference(mode):
 
 
 def test_native_pendulum_trains_with_each_library():
-    import stable_baselines3  # noqa: F401
-    import rsl_rl  # noqa: F401
     from rsl_rl.runners import OnPolicyRunner
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor
@@ -604,7 +587,6 @@ def test_native_pendulum_trains_with_each_library():
 
 
 def test_native_pendulum_torchrl_disabled_autoreset():
-    import torchrl  # noqa: F401
     from torchrl.envs import GymWrapper
 
     env = GymWrapper(pendulum(AutoresetMode.DISABLED, n=2))

@@ -66,7 +66,6 @@ def test_rollout_random_and_zero_policy(tmp_path, capsys):
 
 
 def test_train_then_rollout_the_saved_policy(tmp_path, capsys):
-    import stable_baselines3  # noqa: F401
     assert main(["train", "--total-timesteps", "256", "--num-envs", "2", "--eval-every", "256", "--out", str(tmp_path)]) == 0
     folder = tmp_path / "train"
     meta = json.loads((folder / "policy.json").read_text())
