@@ -261,8 +261,9 @@ def _sniff(path: Path) -> str:
         head = fh.read(4)
     if head[:2] == b"PK":
         try:
-            names = zipfile.ZipFile(path).namelist()
-        except zipfile.BadZipFile:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
             return "unknown"
         if names and all(n.endswith(".npy") for n in names):
             return "npz"
