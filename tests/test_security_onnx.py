@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import actuator_gym as ag
+from actuator_gym.configs import preset_dir
 from actuator_gym.actuators.checkpoints import export_onnx, load_network
 from actuator_gym.actuators.limits import DEFAULT_NETWORK_LIMITS, NetworkLimits, network_limits
 
@@ -20,6 +21,7 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 MLP_META = {"model_type": "mlp", "input_order": "pos_vel", "input_idx": [0]}
+DC_MOTOR_NET = preset_dir() / "actuators" / "nets" / "dc_motor_mlp.onnx"
 
 
 def _save(path, nodes, inits, inputs=None, outputs=None, meta=MLP_META):
@@ -259,8 +261,6 @@ def test_recurrent_sizes_must_match_the_graph(tmp_path, conformance_dir):
 # normal networks still load, with the default limits, quickly
 # ---------------------------------------------------------------------------------------------
 def test_normal_networks_load_under_the_default_limits(conformance_dir):
-    from actuator_gym.configs import preset_dir
-
     nets = conformance_dir / "newton" / "nets"
     t0 = time.perf_counter()
     for f in ("mlp_a.onnx", "mlp_b.onnx"):
@@ -268,12 +268,11 @@ def test_normal_networks_load_under_the_default_limits(conformance_dir):
         assert d.net.format == "onnx"
     ag.DriveNeuralLSTM(nets / "lstm.onnx")
     ag.DriveNeuralGRU(nets / "gru.onnx")
-    d = ag.DriveNeuralMLP(preset_dir() / "actuators" / "nets" / "dc_motor_mlp.onnx")
+    d = ag.DriveNeuralMLP(DC_MOTOR_NET)
     assert d.input_idx == [0, 1, 2, 3]
     assert time.perf_counter() - t0 < 10.0
     assert DEFAULT_NETWORK_LIMITS == NetworkLimits()
-    m = d.build if hasattr(d, "build") else None  # noqa: F841 - drives are parts; build through a config
-    cfg = ag.ActuatorNetMLPCfg(network_file=str(preset_dir() / "actuators" / "nets" / "dc_motor_mlp.onnx"),
+    cfg = ag.ActuatorNetMLPCfg(network_file=str(DC_MOTOR_NET),
                                saturation_effort=30.0, actuator_velocity_limit=15.0, actuator_effort_limit=20.0)
     model = cfg.build(joint_names=["a", "b", "c"], num_envs=64)
     out = model.compute(joint_pos=np.zeros((64, 3)), joint_vel=np.zeros((64, 3)), target_pos=np.full((64, 3), 0.2))
@@ -286,7 +285,7 @@ def test_limits_are_validated_and_overridable():
     with network_limits(max_parameters=10) as lim:
         assert lim.max_parameters == 10
         with pytest.raises(ValueError, match="max_parameters"):
-            ag.DriveNeuralMLP(__import__("actuator_gym.configs").configs.preset_dir() / "actuators" / "nets" / "dc_motor_mlp.onnx")
+            ag.DriveNeuralMLP(DC_MOTOR_NET)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,7 +365,7 @@ def test_checkpoint_metadata_errors_name_the_file(tmp_path, meta, fragment):
 
 
 def test_scales_given_in_code_are_checked_too():
-    f = __import__("actuator_gym.configs").configs.preset_dir() / "actuators" / "nets" / "dc_motor_mlp.onnx"
+    f = DC_MOTOR_NET
     for kw in ({"torque_scale": 0.0}, {"effort_scale": float("inf")}, {"pos_scale": float("nan")}):
         with pytest.raises(ValueError, match="finite and non-zero"):
             ag.DriveNeuralMLP(f, **kw)
