@@ -4,9 +4,21 @@
     preset = configs.load("configs/actuators/go1_dc_motor.yaml")   # or configs.load("go1_dc_motor")
     preset.actuators  # {"legs": DCMotorCfg(...)}
 
-Files are read with ``yaml.safe_load`` (no Python objects can be constructed from YAML). Every
-error is a :class:`ConfigError` (a ``ValueError``) naming the file, the key path and the allowed
-values.
+**Data, not code.** Files are parsed by a bounded ``yaml.SafeLoader`` (:mod:`._safe_yaml`): no
+Python objects can be constructed, only plain data tags are accepted, and the file size, the node
+count after alias expansion and the nesting depth are bounded by :class:`ConfigLimits` before
+anything is built. A preset can never switch trust on: a key ``allow_unsafe_checkpoint`` anywhere
+in a file is refused; the opt-in for checkpoint formats that can run code (TorchScript, pickle,
+``.pt2``) comes only from code, ``configs.load(path, allow_unsafe_checkpoint=True)``, or from the
+command line, ``--allow-unsafe-checkpoint``.
+
+**Validated fully at load.** Every error is a :class:`ConfigError` (a ``ValueError``) naming the
+file, the key path and the allowed values: wrong types, unknown keys, bad regular expressions,
+non-finite or overflowing numbers, numbers over ``ConfigLimits.max_abs_value``, bad delays and
+implicit options, distributions that can leave a parameter's range, a self-referencing
+experiment. Each actuator group is then build-checked without an asset: its parts are bound to a
+one-env batch (``{regex: value}`` entries one at a time), so what would fail at ``build`` fails here.
+What still depends on the asset (which joints a regex matches) is checked at ``build``.
 
 File kinds (top-level ``kind:``):
 
@@ -16,35 +28,96 @@ File kinds (top-level ``kind:``):
     ``{regex: value}`` mapping, or a distribution ``{dist: uniform|log_uniform|gaussian|int_uniform|
     int_gaussian, ...}`` with the distribution's arguments (``low``/``high`` or ``mean``/``std``,
     ``operation``, ``per_joint``). ``randomization: {field: <distribution>}`` randomizes a field
-    around its nominal value.
+    around its nominal value. ``.inf`` (or ``inf``) is accepted only by the limit fields
+    (:data:`UNLIMITED_FIELDS`), where it means "no limit".
 ``thrusters``
     ``thrusters: {<ThrusterCfg fields>}`` plus optional ``initial_rps``.
 ``experiment``
     ``task: <gymnasium id>``, ``task_kwargs: {...}``, ``actuators: <preset name | file | inline
-    groups>``, ``train: {...}`` (see :data:`TRAIN_KEYS`), ``seed``.
+    groups>`` (a relative file is resolved next to the experiment), ``train: {...}`` (see
+    :data:`TRAIN_KEYS`), ``seed``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from . import randomization as rnd
-from .actuators import models as _models
+from ._config_groups import ConfigError, GroupChecker, key_path
+from ._safe_io import read_text
+from ._safe_yaml import Overflow, YamlRefused, load_yaml
 
-__all__ = ["ConfigError", "ActuatorPreset", "ThrusterPreset", "Experiment", "load", "preset_dir", "list_presets", "MODELS"]
+__all__ = [
+    "ConfigError",
+    "ConfigLimits",
+    "DEFAULT_CONFIG_LIMITS",
+    "ActuatorPreset",
+    "ThrusterPreset",
+    "Experiment",
+    "load",
+    "parse",
+    "preset_dir",
+    "list_presets",
+    "MODELS",
+    "UNLIMITED_FIELDS",
+    "TRAIN_KEYS",
+]
 
 
-class ConfigError(ValueError):
-    """A configuration file is malformed or holds a value outside its allowed range."""
+@dataclass(frozen=True)
+class ConfigLimits:
+    """Bounds on what a YAML file may ask for (checked before anything is built).
+
+    Override in code: ``configs.load(path, limits=ConfigLimits(max_nodes=1_000_000))``.
+    """
+
+    max_file_bytes: int = 2**20
+    """[bytes]: size of a YAML file."""
+    max_nodes: int = 100_000
+    """YAML nodes after alias expansion (a "billion laughs" file is refused in microseconds)."""
+    max_depth: int = 32
+    """Nesting depth of mappings and lists (aliases included)."""
+    max_includes: int = 8
+    """Depth of file references (an experiment naming an actuator preset file, ...)."""
+    max_abs_value: float = 1e9
+    """Largest magnitude of any number in an actuator or thruster section (in the field's unit;
+    ``.inf`` in a limit field is "no limit"). Keeps efforts representable in float32 for any
+    state with ``|q - q*|, |qd| <= 1e3``."""
+    max_delay_steps: int = 1000
+    """[substeps]: largest ``min_delay`` / ``max_delay`` (the delay history holds ``max_delay + 1`` frames)."""
+    max_solver_iterations: int = 1000
+    """Largest ``implicit_options.max_iters`` and ``ls_iterations``."""
+    max_num_envs: int = 65_536
+    """Largest ``train.num_envs``."""
+    max_rollout_steps: int = 2**24
+    """Largest ``train.n_steps * train.num_envs`` and ``train.batch_size`` (rows of the PPO buffer)."""
+    max_timesteps: int = 10**12
+    """Largest ``train.total_timesteps`` / ``train.eval_every``."""
+    max_net_layers: int = 16
+    """Largest ``len(train.net_arch)``."""
+    max_net_width: int = 8192
+    """Largest entry of ``train.net_arch``."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 1:
+                raise ValueError(f"ConfigLimits: {f.name} must be a number >= 1, got {v!r}")
+
+
+DEFAULT_CONFIG_LIMITS = ConfigLimits()
+"""The limits :func:`load` uses unless given ``limits=``."""
 
 
 def _model_table() -> dict[str, type]:
+    from .actuators import models as _models
+
     table = {
         "IdealPD": _models.IdealPDActuatorCfg,
         "DCMotor": _models.DCMotorCfg,
@@ -61,14 +134,13 @@ def _model_table() -> dict[str, type]:
 MODELS = tuple(_model_table())
 """Model names accepted under ``model:`` in an actuator preset."""
 
-_DISTS = {
-    "uniform": (rnd.Uniform, ("low", "high")),
-    "log_uniform": (rnd.LogUniform, ("low", "high")),
-    "gaussian": (rnd.Gaussian, ("mean", "std")),
-    "int_uniform": (rnd.IntUniform, ("low", "high")),
-    "int_gaussian": (rnd.IntGaussian, ("mean", "std")),
-}
-_DIST_OPTIONAL = ("operation", "per_joint", "nominal")
+UNLIMITED_FIELDS = (
+    "actuator_effort_limit", "actuator_velocity_limit", "joint_effort_limit", "joint_velocity_limit",
+    "effort_limit", "velocity_limit", "effort_limit_sim", "velocity_limit_sim", "max_thrust_rate",
+)
+"""Fields whose value may be ``.inf`` ("no limit"); everywhere else numbers must be finite."""
+
+TRUST_KEY = "allow_unsafe_checkpoint"
 
 TRAIN_KEYS = {
     "algo": "ppo",
@@ -138,8 +210,11 @@ def list_presets() -> dict[str, Path]:
     return {p.stem: p for p in sorted(root.rglob("*.yaml"))}
 
 
-def _resolve_path(path_or_name: str | Path) -> Path:
+def _resolve_path(path_or_name: str | Path, base: Path | None = None) -> Path:
+    """A YAML path (relative ones against ``base`` when given) or the file of a bundled preset."""
     p = Path(path_or_name)
+    if base is not None and not p.is_absolute() and (p.suffix in (".yaml", ".yml") or "/" in str(path_or_name)):
+        p = base / p
     if p.suffix in (".yaml", ".yml") or p.exists():
         if not p.is_file():
             raise ConfigError(f"{p}: no such file")
@@ -150,70 +225,133 @@ def _resolve_path(path_or_name: str | Path) -> Path:
     raise ConfigError(f"unknown preset {str(path_or_name)!r}; bundled presets: {sorted(presets)}")
 
 
-def load(path_or_name: str | Path) -> ActuatorPreset | ThrusterPreset | Experiment:
-    """Load and validate a YAML file (a path, or the name of a bundled preset)."""
-    path = _resolve_path(path_or_name)
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: malformed YAML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse(doc, source=path)
+def load(
+    path_or_name: str | Path,
+    *,
+    allow_unsafe_checkpoint: bool = False,
+    limits: ConfigLimits | None = None,
+) -> ActuatorPreset | ThrusterPreset | Experiment:
+    """Load and validate a YAML file (a path, or the name of a bundled preset).
+
+    ``allow_unsafe_checkpoint=True`` lets the file's learned-actuator groups load checkpoint
+    formats that can execute code (TorchScript, pickle, ``.pt2``): pass it only for files whose
+    checkpoints you trust. ``limits`` bounds what the file may ask for (:class:`ConfigLimits`).
+    """
+    return _Loader(bool(allow_unsafe_checkpoint), limits or DEFAULT_CONFIG_LIMITS, ()).load(path_or_name, None)
 
 
-def parse(doc: Any, source: Path | str = "<config>") -> ActuatorPreset | ThrusterPreset | Experiment:
-    """Validate an already-parsed YAML document."""
-    where = str(source)
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{where}: the top level must be a mapping with a 'kind' key, got {type(doc).__name__}")
-    kind = doc.get("kind")
-    name = str(doc.get("name", Path(where).stem))
-    desc = str(doc.get("description", ""))
-    src = Path(source) if source != "<config>" else None
-    if kind == "actuators":
-        _only(doc, {"kind", "name", "description", "groups"}, where, "")
-        return ActuatorPreset(name, _groups(doc.get("groups"), where, "groups"), desc, src)
-    if kind == "thrusters":
-        _only(doc, {"kind", "name", "description", "thrusters", "initial_rps"}, where, "")
-        from .actuators.thruster import ThrusterCfg
+def parse(
+    doc: Any,
+    source: Path | str = "<config>",
+    *,
+    allow_unsafe_checkpoint: bool = False,
+    limits: ConfigLimits | None = None,
+) -> ActuatorPreset | ThrusterPreset | Experiment:
+    """Validate an already-parsed YAML document (see :func:`load`)."""
+    return _Loader(bool(allow_unsafe_checkpoint), limits or DEFAULT_CONFIG_LIMITS, ()).parse(doc, source)
 
-        body = _mapping(doc.get("thrusters"), where, "thrusters")
-        cfg = _build(ThrusterCfg, body, where, "thrusters")
-        rps = doc.get("initial_rps")
-        if rps is not None and not _is_number(rps):
-            raise ConfigError(f"{where}: initial_rps must be a number (rev/s), got {rps!r}")
-        return ThrusterPreset(name, cfg, None if rps is None else float(rps), desc, src)
-    if kind == "experiment":
+
+class _Loader:
+    """One :func:`load` call: the trust opt-in, the limits and the chain of files being loaded."""
+
+    def __init__(self, allow_unsafe: bool, limits: ConfigLimits, stack: tuple[Path, ...]):
+        if not isinstance(limits, ConfigLimits):
+            raise TypeError(f"configs.load: limits must be a ConfigLimits, got {type(limits).__name__}")
+        self.allow_unsafe, self.limits, self.stack = allow_unsafe, limits, stack
+
+    def load(self, path_or_name: str | Path, base: Path | None) -> Any:
+        path = _resolve_path(path_or_name, base)
+        real = path.resolve()
+        if real in self.stack:
+            chain = " -> ".join(str(p) for p in (*self.stack, real))
+            raise ConfigError(f"{path}: the file references itself ({chain}); allowed: references without cycles")
+        if len(self.stack) >= self.limits.max_includes:
+            raise ConfigError(f"{path}: file references nest deeper than {self.limits.max_includes}; allowed: at most that (ConfigLimits.max_includes)")
+        try:
+            text = read_text(path, self.limits.max_file_bytes, "YAML file")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if "\x00" in text:
+            raise ConfigError(f"{path}: a YAML file holds no NUL bytes (binary data?); allowed: a UTF-8 text file")
+        try:
+            doc = load_yaml(text, self.limits.max_depth, self.limits.max_nodes)
+        except YamlRefused as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: malformed YAML: {' '.join(str(exc).split())}") from None
+        return _Loader(self.allow_unsafe, self.limits, (*self.stack, real)).parse(doc, path)
+
+    # -- documents ---------------------------------------------------------------------------
+    def parse(self, doc: Any, source: Path | str) -> Any:
+        where = str(source)
+        if not isinstance(doc, dict):
+            raise ConfigError(f"{where}: the top level must be a mapping with a 'kind' key, got {type(doc).__name__}")
+        _scan(doc, where, "", False, False, self.limits)
+        kind = doc.get("kind")
+        name = _text(doc.get("name", Path(where).stem), where, "name")
+        desc = _text(doc.get("description", ""), where, "description")
+        src = Path(source) if where != "<config>" else None
+        folder = src.resolve().parent if src is not None and src.is_file() else None
+        groups = GroupChecker(where, folder, self.allow_unsafe, self.limits, UNLIMITED_FIELDS)
+        if kind == "actuators":
+            _only(doc, {"kind", "name", "description", "groups"}, where, "")
+            return ActuatorPreset(name, groups.groups(doc.get("groups"), "groups", _model_table()), desc, src)
+        if kind == "thrusters":
+            _only(doc, {"kind", "name", "description", "thrusters", "initial_rps"}, where, "")
+            from .actuators.thruster import ThrusterCfg
+
+            cfg = groups.build(ThrusterCfg, _mapping(doc.get("thrusters"), where, "thrusters"), "thrusters")
+            rps = doc.get("initial_rps")
+            if rps is not None and not _is_number(rps):
+                raise ConfigError(f"{where}: initial_rps must be a number (rev/s), got {rps!r}")
+            return ThrusterPreset(name, cfg, None if rps is None else float(rps), desc, src)
+        if kind == "experiment":
+            return self._experiment(doc, where, name, desc, src, folder, groups)
+        raise ConfigError(f"{where}: 'kind' must be one of ['actuators', 'thrusters', 'experiment'], got {kind!r}")
+
+    def _experiment(self, doc, where, name, desc, src, folder, groups) -> Experiment:
         _only(doc, {"kind", "name", "description", "task", "task_kwargs", "actuators", "train", "seed"}, where, "")
         task = doc.get("task")
-        if not isinstance(task, str) or not task:
+        if not isinstance(task, str) or not re.fullmatch(r"[\w./:\-]+-v\d+", task):
             raise ConfigError(f"{where}: 'task' must be a Gymnasium id such as 'actuator_gym/Pendulum-v0', got {task!r}")
         task_kwargs = _mapping(doc.get("task_kwargs", {}), where, "task_kwargs")
+        if "actuators" in task_kwargs:
+            raise ConfigError(f"{where}: task_kwargs.actuators is not allowed; give the actuators under the top-level 'actuators' key")
         acts = doc.get("actuators")
         actuators = None
         if isinstance(acts, str):
-            preset = load(acts if Path(acts).suffix else acts)
+            preset = self.load(acts, folder)
             if not isinstance(preset, ActuatorPreset):
-                raise ConfigError(f"{where}: actuators: {acts!r} is not an actuator preset")
+                raise ConfigError(f"{where}: actuators: {acts!r} is not an actuator preset (kind: {type(preset).__name__})")
             actuators = preset.actuators
         elif acts is not None:
-            actuators = _groups(acts, where, "actuators")
+            actuators = groups.groups(acts, "actuators", _model_table())
         train = dict(TRAIN_KEYS)
         tr = _mapping(doc.get("train", {}), where, "train")
         _only(tr, set(TRAIN_KEYS), where, "train.")
         for k, v in tr.items():
-            train[k] = _check_train(k, v, where)
+            train[k] = _check_train(k, v, where, self.limits)
+        rows = train["n_steps"] * train["num_envs"]
+        if rows > self.limits.max_rollout_steps:
+            raise ConfigError(
+                f"{where}: train.n_steps * train.num_envs = {rows}; allowed: at most {self.limits.max_rollout_steps} "
+                f"(ConfigLimits.max_rollout_steps)"
+            )
         seed = doc.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ConfigError(f"{where}: seed must be a non-negative integer, got {seed!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise ConfigError(f"{where}: seed must be an integer in [0, 2**63), got {seed!r}")
         return Experiment(name, task, task_kwargs, actuators, train, seed, desc, src)
-    raise ConfigError(f"{where}: 'kind' must be one of ['actuators', 'thrusters', 'experiment'], got {kind!r}")
 
 
 # -- helpers ---------------------------------------------------------------------------------
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _text(x: Any, where: str, key: str) -> str:
+    if not isinstance(x, str):
+        raise ConfigError(f"{where}: '{key}' must be a string, got {type(x).__name__}")
+    return x
 
 
 def _only(doc: dict, allowed: set[str], where: str, prefix: str) -> None:
@@ -228,92 +366,69 @@ def _mapping(x: Any, where: str, key: str) -> dict:
     return x
 
 
-def _check_train(k: str, v: Any, where: str) -> Any:
+_BOUNDED_SECTIONS = ("groups", "actuators", "thrusters", "initial_rps")
+
+
+def _scan(x: Any, where: str, path: str, unlimited: bool, bounded: bool, limits: ConfigLimits) -> None:
+    """Refuse, anywhere in the document: non-string keys, the trust key, overflowing / NaN numbers,
+    infinities outside limit fields, and (in actuator / thruster sections) magnitudes over
+    ``limits.max_abs_value``. Recursion is bounded by the loader's depth limit."""
+    at = path or "<top level>"
+    if isinstance(x, Overflow):
+        tail = "; .inf means 'no limit' in this field" if unlimited else ""
+        raise ConfigError(f"{where}: {at}: {x.text} (line {x.line}) overflows a 64-bit float; allowed: finite numbers{tail}")
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"{where}: {at}: key {k!r} ({type(k).__name__}) must be a string; quote it")
+            if k == TRUST_KEY:
+                raise ConfigError(
+                    f"{where}: {key_path(path, k)}: the trust opt-in cannot come from a data file; pass "
+                    f"configs.load(path, allow_unsafe_checkpoint=True) in code or --allow-unsafe-checkpoint on the "
+                    f"command line (only for checkpoints you trust)"
+                )
+            _scan(v, where, key_path(path, k), unlimited or k in UNLIMITED_FIELDS, bounded or (not path and k in _BOUNDED_SECTIONS), limits)
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            _scan(v, where, key_path(path, i), unlimited, bounded, limits)
+    elif isinstance(x, bool) or x is None or isinstance(x, str):
+        return
+    elif isinstance(x, float):
+        if math.isnan(x):
+            raise ConfigError(f"{where}: {at}: NaN is not allowed; allowed: finite numbers")
+        if math.isinf(x) and not (unlimited and x > 0):
+            tail = " (or .inf, 'no limit', in the limit fields)" if not unlimited else ", or .inf ('no limit')"
+            raise ConfigError(f"{where}: {at}: {x} is not allowed; allowed: finite numbers{tail}")
+        if bounded and math.isfinite(x) and abs(x) > limits.max_abs_value:
+            raise ConfigError(f"{where}: {at}: {x} is too large; allowed: |value| <= {limits.max_abs_value:g} (ConfigLimits.max_abs_value)")
+    elif isinstance(x, int):
+        if abs(x) >= 2**63 or (bounded and abs(x) > limits.max_abs_value):
+            bound = f"{limits.max_abs_value:g} (ConfigLimits.max_abs_value)" if bounded else "2**63 - 1"
+            text = str(x) if abs(x) < 10**30 else f"an integer of {len(str(abs(x)))} digits"
+            raise ConfigError(f"{where}: {at}: {text} is too large; allowed: |value| <= {bound}")
+    else:
+        raise ConfigError(f"{where}: {at}: a {type(x).__name__} is not allowed; allowed: mappings, lists, strings, numbers, booleans, null")
+
+
+def _check_train(k: str, v: Any, where: str, limits: ConfigLimits) -> Any:
     if k == "algo":
         if v != "ppo":
             raise ConfigError(f"{where}: train.algo must be 'ppo', got {v!r}")
         return v
     if k == "net_arch":
-        if not isinstance(v, list) or not v or not all(isinstance(i, int) and i > 0 for i in v):
-            raise ConfigError(f"{where}: train.net_arch must be a list of positive integers, got {v!r}")
+        ok = isinstance(v, list) and 1 <= len(v) <= limits.max_net_layers
+        ok = ok and all(isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= limits.max_net_width for i in v)
+        if not ok:
+            raise ConfigError(
+                f"{where}: train.net_arch must be a list of 1 to {limits.max_net_layers} integers in "
+                f"[1, {limits.max_net_width}] (ConfigLimits.max_net_layers / max_net_width), got {v!r}"
+            )
         return v
     if k in ("learning_rate", "gamma"):
-        hi = 1.0
-        if not _is_number(v) or not (0 < v <= hi):
-            raise ConfigError(f"{where}: train.{k} must be a number in (0, {hi}], got {v!r}")
+        if not _is_number(v) or not (0 < v <= 1.0):
+            raise ConfigError(f"{where}: train.{k} must be a number in (0, 1.0], got {v!r}")
         return float(v)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ConfigError(f"{where}: train.{k} must be a positive integer, got {v!r}")
+    hi = {"num_envs": limits.max_num_envs, "n_steps": limits.max_rollout_steps, "batch_size": limits.max_rollout_steps}.get(k, limits.max_timesteps)
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
+        raise ConfigError(f"{where}: train.{k} must be a positive integer (at most {hi:g}), got {v!r}")
     return v
-
-
-def _value(x: Any, where: str, key: str) -> Any:
-    """A numeric field: number, list, {regex: value} mapping, or a distribution mapping."""
-    if isinstance(x, dict) and "dist" in x:
-        return _dist(x, where, key)
-    if isinstance(x, dict):
-        return {str(k): _value(v, where, f"{key}.{k}") for k, v in x.items()}
-    if isinstance(x, list):
-        return [_value(v, where, f"{key}[{i}]") for i, v in enumerate(x)]
-    if isinstance(x, str) and x.lower() in ("inf", "+inf", ".inf"):
-        return math.inf
-    return x
-
-
-def _dist(x: dict, where: str, key: str) -> rnd.Distribution:
-    kind = x.get("dist")
-    if kind not in _DISTS:
-        raise ConfigError(f"{where}: {key}.dist must be one of {sorted(_DISTS)}, got {kind!r}")
-    cls, required = _DISTS[kind]
-    _only(x, {"dist", *required, *_DIST_OPTIONAL}, where, f"{key}.")
-    missing = [r for r in required if r not in x]
-    if missing:
-        raise ConfigError(f"{where}: {key}: a {kind} distribution needs {list(required)}; missing {missing}")
-    kwargs = {k: x[k] for k in (*required, *_DIST_OPTIONAL) if k in x}
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: {key}: {exc}") from None
-
-
-def _build(cls: type, body: dict, where: str, key: str) -> Any:
-    names = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(body) - names)
-    if unknown:
-        raise ConfigError(f"{where}: {key}: unknown key(s) {unknown} for {cls.__name__}; allowed: {sorted(names)}")
-    kwargs = {}
-    for k, v in body.items():
-        if k == "randomization":
-            kwargs[k] = {rk: _dist(_mapping(rv, where, f"{key}.randomization.{rk}"), where, f"{key}.randomization.{rk}")
-                         for rk, rv in _mapping(v, where, f"{key}.randomization").items()}
-        elif k in ("joint_names_expr", "thruster_names_expr") and isinstance(v, str):
-            kwargs[k] = [v]
-        elif k == "network_file" and isinstance(v, str) and not Path(v).is_absolute() and Path(where).is_file():
-            kwargs[k] = str(Path(where).resolve().parent / v)  # relative to the YAML file
-        else:
-            kwargs[k] = _value(v, where, f"{key}.{k}")
-    try:
-        cfg = cls(**kwargs)
-        if hasattr(cfg, "recipe"):
-            recipe = cfg.recipe()  # constructs the parts: validates required fields and tables now
-            for part in [recipe.get("delay"), recipe.get("drive"), *recipe.get("clamping", [])]:
-                if part is not None:
-                    part.validate(cls.__name__)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: {key}: {exc}") from None
-    return cfg
-
-
-def _groups(x: Any, where: str, key: str) -> dict[str, Any]:
-    groups = _mapping(x, where, key)
-    if not groups:
-        raise ConfigError(f"{where}: '{key}' must define at least one group")
-    table = _model_table()
-    out = {}
-    for gname, body in groups.items():
-        body = dict(_mapping(body, where, f"{key}.{gname}"))
-        model = body.pop("model", None)
-        if model not in table:
-            raise ConfigError(f"{where}: {key}.{gname}.model must be one of {sorted(table)}, got {model!r}")
-        out[str(gname)] = _build(table[model], body, where, f"{key}.{gname}")
-    return out

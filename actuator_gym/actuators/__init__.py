@@ -1,11 +1,12 @@
 """The actuator runtime: composable parts, the ``Actuator`` that runs a recipe of them, named models.
 
-Import direction: this package depends on nothing else of actuator_gym except ``randomization``
-and ``_array``; wrappers, envs and backends depend on it.
+Import direction: this package depends on nothing else of actuator_gym except ``randomization``,
+``_array`` and ``_safe_io`` (bounded file readers); wrappers, envs and backends depend on it.
 """
 
 from .actuator import Actuator, as_env_ids
 from .checkpoints import load_network, network_from_state_dict
+from .limits import NetworkLimits, network_limits
 from .models import (
     ActuatorBaseCfg,
     ComposedActuatorCfg,
@@ -63,4 +64,6 @@ __all__ = [
     "DriveNeuralGRU",
     "load_network",
     "network_from_state_dict",
+    "NetworkLimits",
+    "network_limits",
 ]

@@ -20,13 +20,15 @@ pickle             ``torch.save`` files and plain pickles      carries code: nee
                                                                (a state dict only)
 =================  ==========================================  =====================================
 
-**How ONNX graphs are executed.** The file is parsed with the ``onnx`` package (protobuf only, no
-code is run) and each node is mapped onto torch operations; recurrent nodes (LSTM, GRU) become
-``torch.nn.LSTM`` / ``torch.nn.GRU`` modules holding the file's weights (gates re-ordered). So the
-network runs through the same torch code on CPU and GPU, batched with the rest of the model, with
-no onnxruntime dependency and no host round trip on GPU. The supported operator set covers what
-MLP / LSTM / GRU actuator nets export to; anything else is a ``ValueError`` naming the file and
-the operator.
+**How ONNX graphs are read and executed** (:mod:`.onnx_reader`). The file is parsed with the
+``onnx`` package (protobuf only, no code is run), its declared sizes are checked against
+:class:`~.limits.NetworkLimits` before any tensor is materialized, external data is read only from
+inside the model's folder, and each node is mapped onto torch operations; recurrent nodes (LSTM,
+GRU) become ``torch.nn.LSTM`` / ``torch.nn.GRU`` modules holding the file's weights (gates
+re-ordered). So the network runs through the same torch code on CPU and GPU, batched with the rest
+of the model, with no onnxruntime dependency and no host round trip on GPU. The supported operator
+set covers what MLP / LSTM / GRU actuator nets export to; anything else is a ``ValueError`` naming
+the file and the operator.
 
 Every network handed to a drive has one calling convention (``batch = num_envs * num_joints`` rows,
 env-major):
@@ -36,8 +38,9 @@ env-major):
   -> ((batch, 1), state)`` with attributes ``num_layers``, ``hidden_size``, ``num_states``
   (2 for LSTM: ``(h, c)``; 1 for GRU: ``(h,)``).
 
-:func:`validate_network` runs a dummy batch and raises ``ValueError`` naming the file and the
-shape returned when the output is not ``(batch, 1)``.
+:func:`validate_network` bounds an ONNX graph's computed tensor sizes (shape inference), then runs
+dummy batches of two sizes and raises ``ValueError`` naming the file and the shape returned when
+the output is not ``(batch, 1)``. Every error of this module is a ``ValueError`` naming the file.
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from .._safe_io import load_npz, parse_json_object, read_size
+from .limits import NetworkLimits, current_network_limits
+from .onnx_reader import OnnxGraph, OnnxMLP, OnnxRecurrent, onnx_metadata, read_metadata, read_onnx
+
 __all__ = [
     "LoadedNetwork",
     "load_network",
@@ -63,7 +70,11 @@ __all__ = [
     "export_onnx",
     "MLPNet",
     "RecurrentNet",
+    "OnnxGraph",
+    "NetworkLimits",
 ]
+
+KINDS = ("mlp", "lstm", "gru")
 
 UNSAFE_FORMATS = ("torchscript", "torch.export", "pickle")
 
@@ -215,262 +226,6 @@ def network_from_state_dict(
 
 
 # ---------------------------------------------------------------------------------------------
-# ONNX -> torch
-# ---------------------------------------------------------------------------------------------
-class OnnxGraph(nn.Module):
-    """Executes an ONNX graph with torch operations (see the module docstring)."""
-
-    def __init__(self, model, source: str):
-        super().__init__()
-        import onnx
-        from onnx import numpy_helper
-
-        self.source = source
-        g = model.graph
-        consts: dict[str, torch.Tensor] = {}
-        for init in g.initializer:
-            consts[init.name] = torch.from_numpy(np.array(numpy_helper.to_array(init)))
-        init_names = set(consts)
-        self.input_names = [i.name for i in g.input if i.name not in init_names]
-        self.output_names = [o.name for o in g.output]
-        self._consts = consts
-        self.rnns = nn.ModuleDict()
-        self._program: list[tuple[str, list[str], list[str], dict]] = []
-        for k, node in enumerate(g.node):
-            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-            op = node.op_type
-            if op == "Constant":
-                v = attrs.get("value")
-                if v is None:
-                    raise ValueError(f"{source}: Constant node without a tensor 'value' is not supported")
-                consts[node.output[0]] = torch.from_numpy(np.array(numpy_helper.to_array(v)))
-                continue
-            if op in ("LSTM", "GRU"):
-                attrs["_module"] = f"rnn{k}"
-                self.rnns[f"rnn{k}"] = self._recurrent(op, node, attrs, consts)
-            elif op not in _ONNX_OPS:
-                raise ValueError(
-                    f"{source}: ONNX operator {op!r} is not supported; supported: {sorted([*_ONNX_OPS, 'LSTM', 'GRU', 'Constant'])}"
-                )
-            self._program.append((op, list(node.input), list(node.output), attrs))
-        self._const_keys = {}
-        for i, (name, t) in enumerate(consts.items()):
-            self.register_buffer(f"const{i}", t, persistent=False)
-            self._const_keys[name] = f"const{i}"
-
-    def _recurrent(self, op, node, attrs, consts):
-        src = self.source
-        if attrs.get("direction", b"forward") not in (b"forward", "forward"):
-            raise ValueError(f"{src}: {op} direction {attrs['direction']!r} is not supported (forward only)")
-        for bad in ("clip", "activations", "input_forget"):
-            if bad in attrs and attrs[bad]:
-                raise ValueError(f"{src}: {op} attribute {bad!r} is not supported")
-        if attrs.get("layout", 0) != 0:
-            raise ValueError(f"{src}: {op} layout=1 is not supported")
-        if op == "GRU" and attrs.get("linear_before_reset", 0) != 1:
-            raise ValueError(f"{src}: GRU with linear_before_reset=0 is not supported (torch's GRU applies it)")
-        if op == "LSTM" and len(node.input) > 7 and node.input[7]:
-            raise ValueError(f"{src}: LSTM peepholes are not supported")
-        try:
-            W, R = consts[node.input[1]], consts[node.input[2]]
-        except KeyError:
-            raise ValueError(f"{src}: {op} weights must be initializers") from None
-        B = consts.get(node.input[3]) if len(node.input) > 3 and node.input[3] else None
-        hidden = int(attrs["hidden_size"])
-        gates = 4 if op == "LSTM" else 3
-        order = [0, 2, 3, 1] if op == "LSTM" else [1, 0, 2]  # onnx iofc -> torch ifgo; zrh -> rzn
-
-        def reorder(t):
-            blocks = t.reshape(gates, hidden, *t.shape[1:])
-            return blocks[order].reshape(gates * hidden, *t.shape[1:])
-
-        rnn = (nn.LSTM if op == "LSTM" else nn.GRU)(W.shape[2], hidden)
-        with torch.no_grad():
-            rnn.weight_ih_l0.copy_(reorder(W[0]))
-            rnn.weight_hh_l0.copy_(reorder(R[0]))
-            if B is None:
-                rnn.bias_ih_l0.zero_()
-                rnn.bias_hh_l0.zero_()
-            else:
-                rnn.bias_ih_l0.copy_(reorder(B[0, : gates * hidden]))
-                rnn.bias_hh_l0.copy_(reorder(B[0, gates * hidden :]))
-        return rnn
-
-    def forward(self, *inputs):
-        env: dict[str, Any] = {n: getattr(self, k) for n, k in self._const_keys.items()}
-        env[""] = None
-        for name, x in zip(self.input_names, inputs):
-            env[name] = x
-        for op, ins, outs, attrs in self._program:
-            args = [env[i] if i in env else None for i in ins]
-            if op in ("LSTM", "GRU"):
-                res = self._run_rnn(op, self.rnns[attrs["_module"]], args)
-            else:
-                res = _ONNX_OPS[op](args, attrs)
-            if not isinstance(res, tuple):
-                res = (res,)
-            for o, v in zip(outs, res):
-                if o:
-                    env[o] = v
-        return tuple(env[o] for o in self.output_names)
-
-    @staticmethod
-    def _run_rnn(op, rnn, args):
-        x = args[0]
-        h0 = args[5] if len(args) > 5 else None
-        if op == "LSTM":
-            c0 = args[6] if len(args) > 6 else None
-            if h0 is None:
-                h0 = x.new_zeros(1, x.shape[1], rnn.hidden_size)
-            if c0 is None:
-                c0 = x.new_zeros(1, x.shape[1], rnn.hidden_size)
-            y, (h, c) = rnn(x, (h0, c0))
-            return y.unsqueeze(1), h, c
-        if h0 is None:
-            h0 = x.new_zeros(1, x.shape[1], rnn.hidden_size)
-        y, h = rnn(x, h0)
-        return y.unsqueeze(1), h
-
-
-def _axes(args, attrs):
-    if len(args) > 1 and args[1] is not None:
-        return [int(a) for a in args[1].tolist()]
-    return list(attrs.get("axes", []))
-
-
-def _gemm(a, at):
-    A, B = a[0], a[1]
-    if at.get("transA", 0):
-        A = A.transpose(-1, -2)
-    if at.get("transB", 0):
-        B = B.transpose(-1, -2)
-    y = (A @ B) * float(at.get("alpha", 1.0)) if at.get("alpha", 1.0) != 1.0 else A @ B
-    if len(a) > 2 and a[2] is not None:
-        c = a[2] * float(at.get("beta", 1.0)) if at.get("beta", 1.0) != 1.0 else a[2]
-        y = y + c
-    return y
-
-
-def _squeeze(a, at):
-    axes = _axes(a, at)
-    x = a[0]
-    if not axes:
-        return x.squeeze()
-    for ax in sorted((ax % x.dim() for ax in axes), reverse=True):
-        x = x.squeeze(ax)
-    return x
-
-
-def _unsqueeze(a, at):
-    x = a[0]
-    for ax in sorted(_axes(a, at)):
-        x = x.unsqueeze(ax if ax >= 0 else ax + x.dim() + 1)
-    return x
-
-
-def _reshape(a, at):
-    shape = [int(s) for s in a[1].tolist()]
-    shape = [a[0].shape[i] if s == 0 else s for i, s in enumerate(shape)]
-    return a[0].reshape(shape)
-
-
-def _slice(a, at):
-    x = a[0]
-    starts, ends = a[1].tolist(), a[2].tolist()
-    axes = a[3].tolist() if len(a) > 3 and a[3] is not None else list(range(len(starts)))
-    steps = a[4].tolist() if len(a) > 4 and a[4] is not None else [1] * len(starts)
-    idx = [slice(None)] * x.dim()
-    for s, e, ax, st in zip(starts, ends, axes, steps):
-        n = x.shape[ax]
-        e = max(min(e, n), -n - 1) if abs(e) < 2**62 else (n if e > 0 else None)
-        idx[ax] = slice(s, e, st)
-    return x[tuple(idx)]
-
-
-_ONNX_OPS = {
-    "Gemm": _gemm,
-    "MatMul": lambda a, at: a[0] @ a[1],
-    "Add": lambda a, at: a[0] + a[1],
-    "Sub": lambda a, at: a[0] - a[1],
-    "Mul": lambda a, at: a[0] * a[1],
-    "Div": lambda a, at: a[0] / a[1],
-    "Neg": lambda a, at: -a[0],
-    "Relu": lambda a, at: torch.relu(a[0]),
-    "LeakyRelu": lambda a, at: torch.nn.functional.leaky_relu(a[0], float(at.get("alpha", 0.01))),
-    "Elu": lambda a, at: torch.nn.functional.elu(a[0], float(at.get("alpha", 1.0))),
-    "Selu": lambda a, at: torch.selu(a[0]),
-    "Tanh": lambda a, at: torch.tanh(a[0]),
-    "Sigmoid": lambda a, at: torch.sigmoid(a[0]),
-    "Softsign": lambda a, at: torch.nn.functional.softsign(a[0]),
-    "Softplus": lambda a, at: torch.nn.functional.softplus(a[0]),
-    "Identity": lambda a, at: a[0],
-    "Clip": lambda a, at: torch.clamp(
-        a[0],
-        a[1] if len(a) > 1 and a[1] is not None else at.get("min"),
-        a[2] if len(a) > 2 and a[2] is not None else at.get("max"),
-    ),
-    "Squeeze": _squeeze,
-    "Unsqueeze": _unsqueeze,
-    "Reshape": _reshape,
-    "Flatten": lambda a, at: a[0].flatten(int(at.get("axis", 1))) if int(at.get("axis", 1)) > 0 else a[0].reshape(1, -1),
-    "Concat": lambda a, at: torch.cat([x for x in a if x is not None], dim=int(at["axis"])),
-    "Transpose": lambda a, at: a[0].permute(*at["perm"]) if "perm" in at else a[0].permute(*reversed(range(a[0].dim()))),
-    "Slice": _slice,
-}
-
-
-class _OnnxMLP(nn.Module):
-    def __init__(self, graph: OnnxGraph):
-        super().__init__()
-        self.graph = graph
-
-    def forward(self, x):
-        return self.graph(x)[0]
-
-
-class _OnnxRecurrent(nn.Module):
-    """Adapts a one-step recurrent ONNX graph (inputs ``[1, batch, F]``, state ``[L, batch, H]``)."""
-
-    def __init__(self, graph: OnnxGraph, kind: str, meta: Mapping[str, Any]):
-        super().__init__()
-        self.graph = graph
-        self.num_states = 2 if kind == "lstm" else 1
-        src = graph.source
-        ins, outs = graph.input_names, graph.output_names
-        in_keys = ("input_name", "hidden_in_name", "cell_in_name")[: 1 + self.num_states]
-        out_keys = ("output_name", "hidden_out_name", "cell_out_name")[: 1 + self.num_states]
-        if len(ins) != 1 + self.num_states or len(outs) != 1 + self.num_states:
-            raise ValueError(
-                f"{src}: a {kind} graph needs {1 + self.num_states} inputs and outputs "
-                f"(x{', h, c' if kind == 'lstm' else ', h'}), got inputs {ins} and outputs {outs}"
-            )
-        names_in = [meta.get(k, ins[i]) for i, k in enumerate(in_keys)]
-        names_out = [meta.get(k, outs[i]) for i, k in enumerate(out_keys)]
-        for n in names_in:
-            if n not in ins:
-                raise ValueError(f"{src}: metadata names graph input {n!r}, graph inputs are {ins}")
-        for n in names_out:
-            if n not in outs:
-                raise ValueError(f"{src}: metadata names graph output {n!r}, graph outputs are {outs}")
-        self._in_pos = [ins.index(n) for n in names_in]
-        self._out_pos = [outs.index(n) for n in names_out]
-        rnns = list(graph.rnns.values())
-        if not rnns:
-            raise ValueError(f"{src}: model_type {kind!r} but the graph has no {kind.upper()} node")
-        self.num_layers = int(meta.get("num_layers", len(rnns)))
-        self.hidden_size = int(meta.get("hidden_size", rnns[0].hidden_size))
-
-    def forward(self, x, state):
-        args: list[Any] = [None] * (1 + self.num_states)
-        args[self._in_pos[0]] = x.unsqueeze(0)
-        for k, s in enumerate(state):
-            args[self._in_pos[k + 1]] = s
-        res = self.graph(*args)
-        y = res[self._out_pos[0]].reshape(x.shape[0], -1)
-        return y, tuple(res[p] for p in self._out_pos[1:])
-
-
-# ---------------------------------------------------------------------------------------------
 # TorchScript / torch.export adapters (trusted files only)
 # ---------------------------------------------------------------------------------------------
 class _BatchFirstRecurrent(nn.Module):
@@ -506,8 +261,9 @@ def _sniff(path: Path) -> str:
         head = fh.read(4)
     if head[:2] == b"PK":
         try:
-            names = zipfile.ZipFile(path).namelist()
-        except zipfile.BadZipFile:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
             return "unknown"
         if names and all(n.endswith(".npy") for n in names):
             return "npz"
@@ -531,82 +287,63 @@ def _unsafe_error(path: Path, fmt: str) -> ValueError:
     )
 
 
-def read_metadata(path: str | os.PathLike) -> dict:
-    """The metadata JSON stored in an ONNX file (``{}`` when absent)."""
-    import onnx
-
-    model = onnx.load(str(path), load_external_data=False)
-    return _onnx_metadata(model, Path(path))
-
-
-def _onnx_metadata(model, path: Path) -> dict:
-    for p in model.metadata_props:
-        if p.key == "metadata":
-            try:
-                meta = json.loads(p.value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: the 'metadata' property is not valid JSON ({exc})") from None
-            if not isinstance(meta, dict):
-                raise ValueError(f"{path}: the 'metadata' property must be a JSON object")
-            return meta
-    return {}
-
-
 def load_network(
     path: str | os.PathLike,
     kind: str,
     *,
     allow_unsafe_checkpoint: bool = False,
     metadata: Mapping[str, Any] | None = None,
+    limits: NetworkLimits | None = None,
 ) -> LoadedNetwork:
     """Load a checkpoint as a network in our calling convention (CPU, eval mode).
 
     ``kind`` is the drive's model type (``"mlp"``, ``"lstm"``, ``"gru"``); an ONNX file whose
     metadata names another ``model_type`` is a ``ValueError``. ``metadata`` supplements the file's
-    own (used for formats without metadata, e.g. TorchScript or a pickled state dict).
+    own (used for formats without metadata, e.g. TorchScript or a pickled state dict). ``limits``
+    (default: :func:`~.limits.current_network_limits`) bounds what the file may declare.
     """
+    if kind not in KINDS:
+        raise ValueError(f"load_network: kind must be one of {list(KINDS)}, got {kind!r}")
+    lim = limits or current_network_limits()
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"network_file {str(p)!r} does not exist")
+    size = read_size(p, "network file")
+    if size > lim.max_file_bytes:
+        raise ValueError(f"{p}: network file is {size} bytes; allowed: at most {lim.max_file_bytes} (NetworkLimits.max_file_bytes)")
     fmt = _sniff(p)
     if fmt in UNSAFE_FORMATS and not allow_unsafe_checkpoint:
         raise _unsafe_error(p, fmt)
     meta: dict = {}
+    extra_meta = dict(metadata or {})
     try:
         if fmt == "onnx":
-            import onnx
-
-            try:
-                model = onnx.load(str(p), load_external_data=False)
-            except Exception as exc:  # protobuf DecodeError and friends
-                raise ValueError(f"{p}: not a readable ONNX (or other supported) checkpoint ({exc})") from None
-            if len(model.graph.node) == 0:
-                raise ValueError(f"{p}: not a readable checkpoint (an ONNX graph without nodes)")
-            meta = _onnx_metadata(model, p)
+            model = read_onnx(p, lim)
+            meta = onnx_metadata(model, p)
             _check_kind(meta, kind, p)
             graph = OnnxGraph(model, str(p))
-            module: nn.Module = _OnnxMLP(graph) if kind == "mlp" else _OnnxRecurrent(graph, kind, {**meta, **(metadata or {})})
+            module: nn.Module = OnnxMLP(graph, model) if kind == "mlp" else OnnxRecurrent(graph, kind, {**meta, **extra_meta}, model)
+            module.check_sizes(None, lim)
         elif fmt == "npz":
-            with np.load(p, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+            arrays = load_npz(p, lim.max_file_bytes)
             raw = arrays.pop("__metadata__", None)
             if raw is not None:
-                meta = json.loads(str(raw))
-            module = network_from_state_dict(arrays, kind, {**meta, **(metadata or {})}, str(p))
+                meta = parse_json_object(str(raw), str(p), "the '__metadata__' array")
+            module = network_from_state_dict(arrays, kind, {**meta, **extra_meta}, str(p))
         elif fmt == "torchscript":
             with warnings.catch_warnings():  # torch marks TorchScript deprecated; the format is still what is published
                 warnings.simplefilter("ignore", DeprecationWarning)
                 module = torch.jit.load(str(p), map_location="cpu")
             if kind != "mlp":
-                module = _BatchFirstRecurrent(module, kind, dict(metadata or {}), str(p))
+                module = _BatchFirstRecurrent(module, kind, extra_meta, str(p))
         elif fmt == "torch.export":
             extra = {"metadata.json": ""}
             program = torch.export.load(str(p), extra_files=extra)
             if extra["metadata.json"]:
-                meta = json.loads(extra["metadata.json"])
+                meta = parse_json_object(extra["metadata.json"], str(p), "the extra file 'metadata.json'")
             module = program.module()
             if kind != "mlp":
-                module = _BatchFirstRecurrent(module, kind, {**meta, **(metadata or {})}, str(p))
+                module = _BatchFirstRecurrent(module, kind, {**meta, **extra_meta}, str(p))
         elif fmt == "pickle":
             obj = torch.load(str(p), map_location="cpu", weights_only=True)
             if not isinstance(obj, Mapping) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
@@ -614,11 +351,13 @@ def load_network(
                     f"{p}: a pickled checkpoint is read as a state dict only (torch.load(weights_only=True)); "
                     f"got {type(obj).__name__}. Save a state dict, or export to ONNX"
                 )
-            module = network_from_state_dict(obj, kind, dict(metadata or {}), str(p))
+            module = network_from_state_dict(obj, kind, extra_meta, str(p))
         else:
             raise ValueError(f"{p}: not a recognised checkpoint (ONNX, weights .npz, TorchScript, torch.export)")
-    except ValueError:
-        raise
+    except ValueError as exc:
+        if str(p) in str(exc):
+            raise
+        raise ValueError(f"{p}: {exc}") from None
     except Exception as exc:  # malformed archive, unsupported content
         raise ValueError(f"{p}: could not load the {fmt} checkpoint ({type(exc).__name__}: {exc})") from None
     _check_kind(meta, kind, p)
@@ -635,36 +374,62 @@ def _check_kind(meta: Mapping[str, Any], kind: str, p: Path) -> None:
         raise ValueError(f"{p}: metadata model_type is {mt!r} but a {kind!r} drive was asked for")
 
 
-def validate_network(net: LoadedNetwork, in_features: int, batch: int = 3) -> None:
-    """Run a dummy batch; ``ValueError`` naming the file and the shape returned unless ``(batch, 1)``."""
-    x = torch.zeros(batch, in_features)
-    try:
-        with torch.inference_mode():
-            if net.kind == "mlp":
-                y = net.module(x)
-            else:
-                m = net.module
-                state = tuple(torch.zeros(m.num_layers, batch, m.hidden_size) for _ in range(m.num_states))
-                y, new = m(x, state)
-                for s in new:
-                    if tuple(s.shape) != (m.num_layers, batch, m.hidden_size):
-                        raise ValueError(
-                            f"{net.source}: recurrent state came back with shape {tuple(s.shape)}, expected "
-                            f"{(m.num_layers, batch, m.hidden_size)}"
-                        )
-    except ValueError:
-        raise
-    except Exception as exc:
+def _state_size(net: LoadedNetwork, limits: NetworkLimits) -> tuple[int, int, int]:
+    """``(num_states, num_layers, hidden_size)`` of a recurrent network, checked against the limits."""
+    m = net.module
+    dims = tuple(getattr(m, a, None) for a in ("num_states", "num_layers", "hidden_size"))
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
         raise ValueError(
-            f"{net.source}: the network failed on a dummy batch of shape {(batch, in_features)} "
-            f"({type(exc).__name__}: {exc})"
-        ) from None
-    shape = tuple(getattr(y, "shape", ()))
-    if shape != (batch, 1):
-        raise ValueError(
-            f"{net.source}: the network returned shape {shape} for a dummy batch of shape "
-            f"{(batch, in_features)}; expected ({batch}, 1)"
+            f"{net.source}: a recurrent network needs integer attributes num_states, num_layers, hidden_size >= 1 "
+            f"(see actuator_gym.actuators.checkpoints), got {dims}"
         )
+    per_row = dims[0] * dims[1] * dims[2]
+    if per_row > limits.max_elements_per_row:
+        raise ValueError(
+            f"{net.source}: the recurrent state needs {dims[0]} x {dims[1]} x {dims[2]} = {per_row} elements per batch "
+            f"row (num_states x num_layers x hidden_size); allowed: at most {limits.max_elements_per_row} "
+            f"(NetworkLimits.max_elements_per_row)"
+        )
+    return dims
+
+
+def validate_network(net: LoadedNetwork, in_features: int, batch: int = 3, limits: NetworkLimits | None = None) -> None:
+    """Check ``net`` before it is used: for an ONNX graph, the sizes of every tensor it computes
+    (shape inference, see :mod:`.onnx_reader`), for a recurrent net the size of its state; then run
+    dummy batches of ``batch`` and ``batch + 2`` rows. ``ValueError`` naming the file and the shape
+    returned unless ``(rows, 1)`` (and the state's shape unless ``(num_layers, rows, hidden_size)``)."""
+    lim = limits or current_network_limits()
+    m = net.module
+    if hasattr(m, "check_sizes"):
+        m.check_sizes(in_features, lim)
+    state_dims = _state_size(net, lim) if net.kind != "mlp" else None
+    for rows in (batch, batch + 2):
+        x = torch.zeros(rows, in_features)
+        try:
+            with torch.inference_mode():
+                if state_dims is None:
+                    y = m(x)
+                else:
+                    ns, nl, hs = state_dims
+                    y, new = m(x, tuple(torch.zeros(nl, rows, hs) for _ in range(ns)))
+                    for s in new:
+                        if tuple(s.shape) != (nl, rows, hs):
+                            raise ValueError(
+                                f"{net.source}: recurrent state came back with shape {tuple(s.shape)}, expected {(nl, rows, hs)}"
+                            )
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ValueError(
+                f"{net.source}: the network failed on a dummy batch of shape {(rows, in_features)} "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+        shape = tuple(getattr(y, "shape", ()))
+        if shape != (rows, 1):
+            raise ValueError(
+                f"{net.source}: the network returned shape {shape} for a dummy batch of shape "
+                f"{(rows, in_features)}; expected ({rows}, 1)"
+            )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,8 +15,11 @@ being reset. The network runs under ``torch.inference_mode`` on the model's devi
 copy, and the result is written into the drive's ``out`` array.
 
 Parameters come from the checkpoint's metadata where present (ONNX files carry it, see
-:mod:`.checkpoints`) and may be overridden by keyword. Formats that can carry code (TorchScript,
-torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``.
+:mod:`.checkpoints`) and may be overridden by keyword; an invalid value is a ``ValueError`` naming
+the drive, the checkpoint file and the allowed range. Formats that can carry code (TorchScript,
+torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``. What a checkpoint may
+declare (sizes, the MLP's history length) is bounded by ``limits=`` (default:
+:func:`~.limits.current_network_limits`, see :class:`~.limits.NetworkLimits`).
 
 The implicit effort mode does not support learned drives (``NotImplementedError``).
 """
@@ -33,6 +36,7 @@ import torch
 from torch import nn
 
 from .checkpoints import LoadedNetwork, load_network, validate_network
+from .limits import NetworkLimits, current_network_limits
 from .parts import Drive
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
@@ -58,26 +62,68 @@ def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases
 
 
 def _io_scales(owner: str, meta, pos_scale, vel_scale, torque_scale, effort_scale) -> tuple[float, float, float]:
-    """``(pos_scale, vel_scale, torque_scale)``: keyword, else checkpoint metadata, else 1.
-    ``effort_scale`` is Newton's name for ``torque_scale``; giving both with different values is an error."""
-    if torque_scale is not None and effort_scale is not None and float(torque_scale) != float(effort_scale):
-        raise ValueError(f"{owner}: torque_scale ({torque_scale}) and effort_scale ({effort_scale}) disagree; give one")
+    """``(pos_scale, vel_scale, torque_scale)``: keyword, else checkpoint metadata, else 1; each
+    finite and non-zero. ``effort_scale`` is Newton's name for ``torque_scale``; giving both with
+    different values is an error."""
+    if torque_scale is not None and effort_scale is not None:
+        ts, es = _finite_scale(owner, "torque_scale", torque_scale), _finite_scale(owner, "effort_scale", effort_scale)
+        if ts != es:
+            raise ValueError(f"{owner}: torque_scale ({ts}) and effort_scale ({es}) disagree; give one")
     ts = torque_scale if torque_scale is not None else effort_scale
     return (
-        _finite_scale(owner, "pos_scale", _pick("pos_scale", pos_scale, meta, 1.0)),
-        _finite_scale(owner, "vel_scale", _pick("vel_scale", vel_scale, meta, 1.0)),
-        _finite_scale(owner, "torque_scale", _pick("torque_scale", ts, meta, 1.0, "effort_scale")),
+        _finite_scale(owner, "pos_scale", _pick("pos_scale", pos_scale, meta, 1.0), nonzero=True),
+        _finite_scale(owner, "vel_scale", _pick("vel_scale", vel_scale, meta, 1.0), nonzero=True),
+        _finite_scale(owner, "torque_scale", _pick("torque_scale", ts, meta, 1.0, "effort_scale"), nonzero=True),
     )
 
 
-def _finite_scale(owner: str, name: str, v: Any) -> float:
+def _finite_scale(owner: str, name: str, v: Any, nonzero: bool = False) -> float:
+    """``float(v)``; ``ValueError`` naming ``owner`` unless a finite number (and non-zero with ``nonzero``)."""
+    if isinstance(v, (bool, str, bytes)):
+        raise ValueError(f"{owner}: {name} must be a number, got {v!r}")
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{owner}: {name} must be a number, got {v!r}") from None
-    if not math.isfinite(f):
-        raise ValueError(f"{owner}: {name} must be finite, got {f}")
+    if not math.isfinite(f) or (nonzero and f == 0.0):
+        allowed = "finite, non-zero numbers" if nonzero else "finite numbers"
+        raise ValueError(f"{owner}: {name} must be finite{' and non-zero' if nonzero else ''}, got {f}; allowed: {allowed}")
     return f
+
+
+def _history(owner: str, idx: Any, limits: NetworkLimits) -> list[int]:
+    """``input_idx`` as a list of ints in ``[0, limits.max_history_steps)``, at most that many."""
+    items = list(idx) if isinstance(idx, (list, tuple, np.ndarray, torch.Tensor)) else None
+    hi = limits.max_history_steps
+
+    def step(i: Any) -> bool:
+        if isinstance(i, (bool, np.bool_, str, bytes)):
+            return False
+        try:
+            f = float(i)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            return False
+        return math.isfinite(f) and f.is_integer() and 0 <= f < hi
+
+    if not (items and len(items) <= hi and all(step(i) for i in items)):
+        raise ValueError(
+            f"{owner}: input_idx must be a non-empty list of at most {limits.max_history_steps} integers in "
+            f"[0, {limits.max_history_steps - 1}] (substeps back; NetworkLimits.max_history_steps), got {_short(idx)}"
+        )
+    return [int(i) for i in items]
+
+
+def _mapping(owner: str, name: str, x: Any) -> Mapping:
+    if x is None:
+        return {}
+    if not isinstance(x, Mapping):
+        raise ValueError(f"{owner}: {name} must be a mapping, got {type(x).__name__}")
+    return x
+
+
+def _short(x: Any, n: int = 80) -> str:
+    r = repr(x)
+    return r if len(r) <= n else r[:n] + "..."
 
 
 class _NeuralDrive(Drive):
@@ -92,14 +138,19 @@ class _NeuralDrive(Drive):
         network: nn.Module | LoadedNetwork | None,
         allow_unsafe_checkpoint: bool,
         metadata: Mapping[str, Any] | None,
+        limits: NetworkLimits | None = None,
     ):
         super().__init__()
         name = type(self).__name__
+        self.limits = limits or current_network_limits()
+        if not isinstance(self.limits, NetworkLimits):
+            raise TypeError(f"{name}: limits must be a NetworkLimits, got {type(limits).__name__}")
         if (network_file is None) == (network is None):
             raise ValueError(f"{name}: give exactly one of network_file= (a checkpoint path) or network= (a module)")
         if network_file is not None:
             self.net = load_network(
-                network_file, self.KIND, allow_unsafe_checkpoint=bool(allow_unsafe_checkpoint), metadata=metadata
+                network_file, self.KIND, allow_unsafe_checkpoint=bool(allow_unsafe_checkpoint), metadata=metadata,
+                limits=self.limits,
             )
             self._raw = {"network_file": str(network_file)}
         elif isinstance(network, LoadedNetwork):
@@ -112,9 +163,20 @@ class _NeuralDrive(Drive):
             self.net = LoadedNetwork(module=network, kind=self.KIND, metadata={}, source=f"<{type(network).__name__}>")
             self._raw = {"network": self.net.source}
         self.metadata = {**self.net.metadata, **dict(metadata or {})}
+        self._owner = f"{name} ({self.net.source})"
+        """Names the drive and its checkpoint in error messages."""
 
     def _validate(self, in_features: int) -> None:
-        validate_network(self.net, in_features)
+        validate_network(self.net, in_features, limits=self.limits)
+
+    def _forward(self, *args):
+        """``self._net(*args)``; any failure at compute is a ``ValueError`` naming the checkpoint."""
+        try:
+            return self._net(*args)
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"{self._ctx.owner}: the network {self.net.source} failed at compute ({type(exc).__name__}: {exc})") from None
 
     def _bind_net(self, ctx) -> nn.Module:
         module = self.net.module
@@ -126,6 +188,12 @@ class _NeuralDrive(Drive):
         """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
         ctx = self._ctx
         xp = ctx.ops.xp
+        rows = ctx.num_envs * ctx.num_joints
+        if tuple(y.shape) != (rows, 1):
+            raise ValueError(
+                f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
+                f"(num_envs * num_joints); expected ({rows}, 1)"
+            )
         y = y.reshape(ctx.num_envs, ctx.num_joints)
         if ctx.ops.name == "numpy":
             y = y.numpy()
@@ -152,6 +220,7 @@ class DriveNeuralMLP(_NeuralDrive):
         torque_scale [N·m]: output scale (default 1); ``effort_scale`` is Newton's name for it.
         allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
         metadata: extra metadata for files that carry none.
+        limits: what the checkpoint may declare (default: the limits in force).
     """
 
     KIND = "mlp"
@@ -169,9 +238,10 @@ class DriveNeuralMLP(_NeuralDrive):
         effort_scale: float | None = None,
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
+        limits: NetworkLimits | None = None,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
-        me, m = type(self).__name__, self.metadata
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        me, m = self._owner, self.metadata
         order = _pick("input_order", input_order, m, None)
         if order not in ("pos_vel", "vel_pos"):
             raise ValueError(
@@ -181,14 +251,7 @@ class DriveNeuralMLP(_NeuralDrive):
         idx = _pick("input_idx", input_idx, m, None)
         if idx is None:
             raise ValueError(f"{me}: input_idx is required (history indices, e.g. [0, 2, 4]); not in {self.net.source}")
-        raw_idx = list(idx) if isinstance(idx, (list, tuple, np.ndarray, torch.Tensor)) else None
-        if (
-            not raw_idx
-            or any(isinstance(i, bool) or not float(i).is_integer() for i in raw_idx)
-            or min(float(i) for i in raw_idx) < 0
-        ):
-            raise ValueError(f"{me}: input_idx must be a non-empty list of integers >= 0, got {idx!r}")
-        idx = [int(i) for i in raw_idx]
+        idx = _history(me, idx, self.limits)
         self.input_order = order
         self.input_idx = idx
         self.history_length = max(idx) + 1
@@ -225,7 +288,7 @@ class DriveNeuralMLP(_NeuralDrive):
             xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[pr + k])
             xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[vr + k])
         with torch.inference_mode():
-            y = self._net(self._x_t.T)
+            y = self._forward(self._x_t.T)
             self._write_out(y, self.torque_scale, 0.0, out)
 
 
@@ -257,7 +320,7 @@ class _RecurrentDrive(_NeuralDrive):
 
     def _run(self, scale: float, offset: float, out) -> None:
         with torch.inference_mode():
-            y, new = self._net(self._x_t.T, tuple(self._state_t))
+            y, new = self._forward(self._x_t.T, tuple(self._state_t))
             for s, v in zip(self._state_t, new):
                 s.copy_(v)
             self._write_out(y, scale, offset, out)
@@ -287,9 +350,10 @@ class DriveNeuralLSTM(_RecurrentDrive):
         effort_scale: float | None = None,
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
+        limits: NetworkLimits | None = None,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
-        me, m = type(self).__name__, self.metadata
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        me, m = self._owner, self.metadata
         self.pos_scale, self.vel_scale, self.torque_scale = _io_scales(me, m, pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
@@ -349,12 +413,15 @@ class DriveNeuralGRU(_RecurrentDrive):
         sample_dt_s: float | None = None,
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
+        limits: NetworkLimits | None = None,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata)
-        me, m = type(self).__name__, self.metadata
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        me, m = self._owner, self.metadata
         cols = _pick("input_columns", input_columns, m, None)
         if not cols:
             raise ValueError(f"{me}: input_columns is required (not in {self.net.source}); known: {list(GRU_INPUT_COLUMNS)}")
+        if not isinstance(cols, (list, tuple)) or not all(isinstance(c, str) for c in cols):
+            raise ValueError(f"{me}: input_columns must be a list of column names, got {_short(cols)}; known: {list(GRU_INPUT_COLUMNS)}")
         cols = [str(c) for c in cols]
         custom = [c for c in cols if c not in GRU_INPUT_COLUMNS]
         if len(custom) > 1:
@@ -365,8 +432,8 @@ class DriveNeuralGRU(_RecurrentDrive):
             raise ValueError(f"{me}: input_columns has duplicates: {cols}")
         self.input_columns = cols
         self.custom_column = custom[0] if custom else None
-        norm = m.get("normalization", {}) or {}
-        inp, tgt = norm.get("inputs", {}) or {}, norm.get("targets", {}) or {}
+        norm = _mapping(me, "normalization", m.get("normalization"))
+        inp, tgt = _mapping(me, "normalization.inputs", norm.get("inputs")), _mapping(me, "normalization.targets", norm.get("targets"))
 
         def per_col(given, stored, default, what):
             if given is None:
@@ -374,6 +441,8 @@ class DriveNeuralGRU(_RecurrentDrive):
             if isinstance(given, Mapping):
                 vals = [given.get(c, default) for c in cols]
             else:
+                if not isinstance(given, (list, tuple, np.ndarray, torch.Tensor)):
+                    raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {_short(given)}")
                 vals = list(given)
                 if len(vals) != len(cols):
                     raise ValueError(f"{me}: {what} needs {len(cols)} values (one per input column), got {len(vals)}")
@@ -384,10 +453,10 @@ class DriveNeuralGRU(_RecurrentDrive):
         for c, s in zip(cols, self.input_std):
             if s <= 0:
                 raise ValueError(f"{me}: input_std for column {c!r} must be > 0, got {s}")
-        tm = torque_mean if torque_mean is not None else (tgt.get("mean", {}) or {}).get("torque", 0.0)
-        tsd = torque_std if torque_std is not None else (tgt.get("std", {}) or {}).get("torque", 1.0)
+        tm = torque_mean if torque_mean is not None else _mapping(me, "normalization.targets.mean", tgt.get("mean")).get("torque", 0.0)
+        tsd = torque_std if torque_std is not None else _mapping(me, "normalization.targets.std", tgt.get("std")).get("torque", 1.0)
         self.torque_mean = _finite_scale(me, "torque_mean", tm)
-        self.torque_std = _finite_scale(me, "torque_std", tsd)
+        self.torque_std = _finite_scale(me, "torque_std", tsd, nonzero=True)
         dt_s = _pick("sample_dt_s", sample_dt_s, m, None)
         self.sample_dt_s = None if dt_s is None else _finite_scale(me, "sample_dt_s", dt_s)
         if self.sample_dt_s is not None and self.sample_dt_s <= 0:

@@ -22,6 +22,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from .._safe_io import parse_json_object, read_bytes
+
 __all__ = ["SavedPolicy", "train_ppo", "make_env", "make_vec_env", "evaluate"]
 
 _ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
@@ -54,48 +56,109 @@ def make_vec_env(task: str, num_envs: int, actuators: Mapping[str, Any] | None =
     return gym.vector.SyncVectorEnv([lambda: make_env(task, actuators, **kwargs) for _ in range(num_envs)])
 
 
+POLICY_FORMAT = "actuator-gym-policy/1"
+POLICY_JSON_MAX_BYTES = 2**20
+"""[bytes]: largest ``policy.json`` :meth:`SavedPolicy.load` reads."""
+POLICY_WEIGHTS_MAX_BYTES = 256 * 2**20
+"""[bytes]: largest ``policy.pt`` :meth:`SavedPolicy.load` reads."""
+POLICY_MAX_DIM = 2**16
+"""Largest ``obs_dim``, ``act_dim`` and ``net_arch`` width of a saved policy."""
+POLICY_MAX_LAYERS = 16
+"""Largest ``len(net_arch)`` of a saved policy."""
+
+
+def _check_meta(meta: Any, where: str) -> dict[str, Any]:
+    """``policy.json``'s fields checked (types, sizes, bounds); ``ValueError`` naming ``where``."""
+
+    def dim(key: str, v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= POLICY_MAX_DIM:
+            raise ValueError(f"{where}: {key} must be an integer in [1, {POLICY_MAX_DIM}], got {v!r}")
+        return v
+
+    if not isinstance(meta, dict):
+        raise ValueError(f"{where}: must be a JSON object with obs_dim, act_dim, net_arch, action_low, action_high")
+    missing = [k for k in ("obs_dim", "act_dim", "net_arch", "action_low", "action_high") if k not in meta]
+    if missing:
+        raise ValueError(f"{where}: missing key(s) {missing}")
+    fmt = meta.get("format", POLICY_FORMAT)
+    if fmt != POLICY_FORMAT:
+        raise ValueError(f"{where}: format must be {POLICY_FORMAT!r}, got {fmt!r}")
+    for key in ("task", "activation"):
+        if key in meta and not isinstance(meta[key], str):
+            raise ValueError(f"{where}: {key} must be a string, got {meta[key]!r}")
+    if meta.get("activation", "tanh") not in _ACTIVATIONS:
+        raise ValueError(f"{where}: activation must be one of {sorted(_ACTIVATIONS)}, got {meta.get('activation')!r}")
+    obs, act = dim("obs_dim", meta["obs_dim"]), dim("act_dim", meta["act_dim"])
+    arch = meta["net_arch"]
+    if not isinstance(arch, list) or len(arch) > POLICY_MAX_LAYERS:
+        raise ValueError(f"{where}: net_arch must be a list of at most {POLICY_MAX_LAYERS} layer widths, got {arch!r}")
+    for i, w in enumerate(arch):
+        dim(f"net_arch[{i}]", w)
+    bounds = []
+    for key in ("action_low", "action_high"):
+        v = meta[key]
+        ok = isinstance(v, list) and len(v) == act and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+        if not ok or not np.isfinite(np.asarray(v, dtype=np.float64)).all():
+            raise ValueError(f"{where}: {key} must be a list of {act} (act_dim) finite numbers, got {str(v)[:80]}")
+        bounds.append(np.asarray(v, dtype=np.float32))
+    if (bounds[0] > bounds[1]).any():
+        raise ValueError(f"{where}: action_low must be <= action_high element-wise")
+    return {**meta, "obs_dim": obs, "act_dim": act}
+
+
 class SavedPolicy:
     """A deterministic MLP actor loaded from ``policy.json`` + ``policy.pt`` (weights only)."""
 
-    def __init__(self, meta: dict[str, Any], state: Mapping[str, torch.Tensor]):
+    def __init__(
+        self, meta: dict[str, Any], state: Mapping[str, torch.Tensor], source: str = "policy.json", weights: str = "policy.pt"
+    ):
+        meta = _check_meta(meta, source)
         self.meta = meta
-        act = _ACTIVATIONS.get(meta.get("activation", "tanh"))
-        if act is None:
-            raise ValueError(f"policy.json: activation must be one of {sorted(_ACTIVATIONS)}, got {meta.get('activation')!r}")
+        act = _ACTIVATIONS[meta.get("activation", "tanh")]
         layers: list[torch.nn.Module] = []
-        last = int(meta["obs_dim"])
+        last = meta["obs_dim"]
         for width in meta["net_arch"]:
             layers += [torch.nn.Linear(last, int(width)), act()]
             last = int(width)
         self.policy_net = torch.nn.Sequential(*layers)
-        self.action_net = torch.nn.Linear(last, int(meta["act_dim"]))
+        self.action_net = torch.nn.Linear(last, meta["act_dim"])
         module = torch.nn.Module()
         module.policy_net, module.action_net = self.policy_net, self.action_net
-        try:
-            module.load_state_dict(dict(state), strict=True)
-        except RuntimeError as exc:
-            raise ValueError(f"policy.pt does not match policy.json: {exc}") from None
+        if not isinstance(state, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+            raise ValueError(f"{weights}: must hold a {{name: tensor}} dict, got {type(state).__name__}")
+        expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+        got = {k: tuple(v.shape) for k, v in state.items()}
+        if got != expected:
+            diff = sorted(set(expected.items()) ^ set(got.items()))[:4]
+            raise ValueError(f"{weights} does not match {source}: tensors differ at {diff} (name, shape); expected {expected}")
+        module.load_state_dict(dict(state), strict=True)
+        for name, v in state.items():
+            if not torch.isfinite(v).all():
+                raise ValueError(f"{weights}: tensor {name!r} holds non-finite values")
         self.low = np.asarray(meta["action_low"], dtype=np.float32)
         self.high = np.asarray(meta["action_high"], dtype=np.float32)
 
     @classmethod
     def load(cls, path: str | Path) -> "SavedPolicy":
-        """Load from a folder holding ``policy.json`` and ``policy.pt`` (or the path of either)."""
+        """Load from a folder holding ``policy.json`` and ``policy.pt`` (or the path of either).
+
+        ``ValueError`` naming the file for a missing or malformed file: ``policy.json`` must be a JSON
+        object with the fields written by training (sizes and bounds checked), ``policy.pt`` a
+        weights-only ``{name: tensor}`` file whose shapes match it."""
         p = Path(path)
         folder = p if p.is_dir() else p.parent
         meta_path, weights_path = folder / "policy.json", folder / "policy.pt"
         for f in (meta_path, weights_path):
             if not f.is_file():
-                raise FileNotFoundError(f"saved policy: {f} not found (expected policy.json and policy.pt in {folder})")
-        try:
-            meta = json.loads(meta_path.read_text())
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{meta_path}: malformed JSON: {exc}") from None
+                raise ValueError(f"saved policy: {f} not found (expected policy.json and policy.pt in {folder})")
+        meta = parse_json_object(read_bytes(meta_path, POLICY_JSON_MAX_BYTES, "policy.json"), str(meta_path), "policy.json")
+        if weights_path.stat().st_size > POLICY_WEIGHTS_MAX_BYTES:
+            raise ValueError(f"{weights_path}: is over {POLICY_WEIGHTS_MAX_BYTES} bytes; allowed: at most that")
         try:
             state = torch.load(weights_path, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - any failure of the safe loader
-            raise ValueError(f"{weights_path}: not a weights-only tensor file: {exc}") from None
-        return cls(meta, state)
+            raise ValueError(f"{weights_path}: not a weights-only tensor file: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from None
+        return cls(meta, state, source=str(meta_path), weights=str(weights_path))
 
     @torch.inference_mode()
     def __call__(self, obs: np.ndarray) -> np.ndarray:
@@ -114,7 +177,7 @@ def save_sb3_policy(model: Any, folder: Path, task: str, obs_space: gym.spaces.B
         elif k.startswith("action_net."):
             state[k] = v.detach().clone()
     meta = {
-        "format": "actuator-gym-policy/1",
+        "format": POLICY_FORMAT,
         "task": task,
         "obs_dim": int(np.prod(obs_space.shape)),
         "act_dim": int(np.prod(act_space.shape)),
