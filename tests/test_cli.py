@@ -209,3 +209,30 @@ def test_nonsense_options_one_line(argv, match, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert match in err and len(err.splitlines()) == 1 and err.startswith("actuator-gym")
+
+
+def test_unsafe_checkpoint_trust_comes_only_from_the_flag(tmp_path, conformance_dir, capsys):
+    """A preset naming a TorchScript net is refused unless the command line says so; the YAML file
+    cannot say so itself."""
+    net = conformance_dir / "isaaclab" / "mlp_net.pt"
+    body = (f"kind: actuators\ngroups:\n  p:\n    model: ActuatorNetMLP\n    joint_names_expr: ['.*']\n"
+            f"    network_file: {net}\n    pos_scale: -1.5\n    vel_scale: 0.2\n    torque_scale: 20.0\n"
+            f"    input_order: pos_vel\n    input_idx: [0, 2, 4]\n    saturation_effort: 50.0\n"
+            f"    actuator_effort_limit: 30.0\n    actuator_velocity_limit: 12.0\n")
+    preset = tmp_path / "ts.yaml"
+    preset.write_text(body)
+    argv = ["rollout", "--actuators", str(preset), "--steps", "3", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--allow-unsafe-checkpoint" in err and len(err.strip().splitlines()) == 1
+    assert main([*argv, "--allow-unsafe-checkpoint"]) == 0
+    sneaky = tmp_path / "sneaky.yaml"
+    sneaky.write_text(body + "    allow_unsafe_checkpoint: true\n")
+    assert main(["rollout", "--actuators", str(sneaky), "--steps", "3", "--out", str(tmp_path)]) == 2
+    assert "cannot come from a data file" in capsys.readouterr().err
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(f"kind: experiment\ntask: actuator_gym/Pendulum-v0\nactuators: {preset}\n"
+                   "train: {total_timesteps: 64, num_envs: 2, n_steps: 32, batch_size: 64, eval_every: 64, eval_episodes: 1}\n")
+    assert main(["train", "--experiment", str(exp), "--out", str(tmp_path)]) == 2
+    assert "--allow-unsafe-checkpoint" in capsys.readouterr().err
+    assert main(["train", "--experiment", str(exp), "--allow-unsafe-checkpoint", "--out", str(tmp_path)]) == 0

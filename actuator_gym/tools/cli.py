@@ -56,12 +56,12 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
-def _load_actuators(spec: str | None):
+def _load_actuators(spec: str | None, allow_unsafe: bool = False):
     if spec is None:
         return None
     from .. import configs
 
-    preset = configs.load(spec)
+    preset = configs.load(spec, allow_unsafe_checkpoint=allow_unsafe)
     if not isinstance(preset, configs.ActuatorPreset):
         raise CliError(f"{spec}: not an actuator preset (kind: {type(preset).__name__})")
     return preset.actuators
@@ -189,7 +189,7 @@ def cmd_rollout(args) -> int:
     from . import plots
     from .training import make_env
 
-    task, actuators, kwargs, seed = _task_from_args(args)
+    task, actuators, kwargs, seed = _task_from_args(args, _experiment(args))
     if args.video:
         kwargs["render_mode"] = "rgb_array"
     env = make_env(task, actuators, **kwargs)
@@ -254,19 +254,27 @@ def _write_video(frames, path: Path, fps: int) -> Path:
     return path
 
 
-def _task_from_args(args):
-    """(task id, actuators, task kwargs, seed) from --experiment or --task/--actuators."""
+def _experiment(args):
+    """The ``--experiment`` file (trust only from ``--allow-unsafe-checkpoint``), or ``None``."""
     from .. import configs
 
-    if getattr(args, "experiment", None):
-        exp = configs.load(args.experiment)
-        if not isinstance(exp, configs.Experiment):
-            raise CliError(f"{args.experiment}: not an experiment file")
+    if not getattr(args, "experiment", None):
+        return None
+    exp = configs.load(args.experiment, allow_unsafe_checkpoint=args.allow_unsafe_checkpoint)
+    if not isinstance(exp, configs.Experiment):
+        raise CliError(f"{args.experiment}: not an experiment file")
+    return exp
+
+
+def _task_from_args(args, exp=None):
+    """(task id, actuators, task kwargs, seed) from --experiment or --task/--actuators."""
+    trust = args.allow_unsafe_checkpoint
+    if exp is not None:
         _check_task(exp.task)
-        acts = _load_actuators(args.actuators) if args.actuators else exp.actuators
+        acts = _load_actuators(args.actuators, trust) if args.actuators else exp.actuators
         return exp.task, acts, dict(exp.task_kwargs), exp.seed if args.seed is None else args.seed
     _check_task(args.task)
-    return args.task, _load_actuators(args.actuators), {}, 0 if args.seed is None else args.seed
+    return args.task, _load_actuators(args.actuators, trust), {}, 0 if args.seed is None else args.seed
 
 
 # -- train -------------------------------------------------------------------------------------
@@ -274,10 +282,11 @@ def cmd_train(args) -> int:
     from .. import configs
     from .training import train_ppo
 
-    task, actuators, kwargs, seed = _task_from_args(args)
+    exp = _experiment(args)
+    task, actuators, kwargs, seed = _task_from_args(args, exp)
     settings = dict(configs.TRAIN_KEYS)
-    if args.experiment:
-        settings.update(configs.load(args.experiment).train)
+    if exp is not None:
+        settings.update(exp.train)
     for key in ("total_timesteps", "num_envs", "eval_every"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
@@ -407,6 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="actuator preset name or YAML file (default: the task's or experiment's own)")
         r.add_argument("--seed", type=_SEED, default=None,
                        help="seed, >= 0 (default: the experiment's seed, else 0)")
+        r.add_argument("--allow-unsafe-checkpoint", action="store_true",
+                       help="let the --actuators / --experiment files load network formats that can run code "
+                            "(TorchScript, pickle, .pt2); only for files you trust (default: off; a YAML file "
+                            "cannot switch it on)")
         _add_out(r)
         if name == "rollout":
             r.add_argument("--policy", default="random", metavar="POLICY",
