@@ -1,7 +1,7 @@
 """The actuator runtime: composable parts, the ``Actuator`` that runs a recipe of them, named models.
 
-Import direction: this package depends on nothing else of actuator_gym except ``randomization``
-and ``_array``; wrappers, envs and backends depend on it.
+Import direction: this package depends on nothing else of actuator_gym except ``randomization``,
+``_array`` and ``_checks``; wrappers, envs and backends depend on it.
 """
 
 from .actuator import Actuator, as_env_ids
