@@ -221,6 +221,7 @@ class ActuatorCollection(Mapping):
             self._groups[gname] = _Group(gname, model, ids)
 
         self._needs_mass = any(grp.implicit_effort for grp in self._groups.values())
+        self._needs_dt = any(grp.model.needs_dt for grp in self._groups.values())
         self.passive_joints = tuple(n for i, n in enumerate(self.joint_names) if i not in owner)
         if self.passive_joints:
             warnings.warn(
@@ -360,9 +361,16 @@ class ActuatorCollection(Mapping):
         the rows and columns of its joints; explicit groups get nothing (and without implicit
         groups both arguments are ignored). ``dt`` [s], when given, is a finite number > 0.
         """
-        if dt is not self._dt_checked and dt is not None:
-            check_dt(dt, "ActuatorCollection")
-            self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
+        if dt is not self._dt_checked:
+            if dt is None:
+                if self._needs_dt:  # refused before any group moves its state
+                    raise ValueError(
+                        f"ActuatorCollection: groups {[g for g, grp in self._groups.items() if grp.model.needs_dt]} "
+                        "need dt= (the substep in s, > 0), got None"
+                    )
+            else:
+                check_dt(dt, "ActuatorCollection")
+                self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
         fast = self._fast
         if (
             fast is not None

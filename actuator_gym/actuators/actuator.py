@@ -42,7 +42,7 @@ from .._checks import (
     real_array,
 )
 from .params import BindContext, Param, UnknownParameterError
-from .parts import Clamping, Delay, Drive, DrivePD
+from .parts import Clamping, Delay, Drive, DrivePD, DrivePID
 
 __all__ = ["Actuator", "as_env_ids"]
 
@@ -76,6 +76,8 @@ class Actuator:
         name: used in error messages.
         aliases: ``{alias: parameter name}`` (named configs map Isaac Lab field names here).
     """
+
+    _dt_checked: Any = ()  # the last dt float that passed check_dt (callers reuse one object)
 
     def __init__(
         self,
@@ -153,6 +155,12 @@ class Actuator:
         self.generator.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
         self.aliases = dict(aliases or {})
         self.is_implicit = False  # solver-side models (ImplicitActuatorCfg) set this
+        self.needs_dt = effort_mode == "implicit" or isinstance(drive, DrivePID)
+        """Whether ``compute`` needs ``dt=`` (a PID drive or the implicit effort mode)."""
+        if effort_mode == "implicit":
+            from . import implicit
+
+            self._implicit = implicit
         self.cfg = None  # the named config this model was built from, if any
 
         ctx = BindContext(
@@ -198,6 +206,7 @@ class Actuator:
         self._applied = self.ops.view(self.applied_effort)
         self._zeros = self.ops.view(torch.zeros((n, j), dtype=dtype, device=self.device))
         self._shape = (n, j)
+        self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
         # commands after the delay (what the drive used), for output_command telemetry
         self.delayed_command: tuple[Any, Any, Any] = (self._zeros, self._zeros, self._zeros)
 
@@ -292,6 +301,8 @@ class Actuator:
             if required:
                 raise ValueError(f"{self.name}: {name} is required")
             return self._zeros
+        if type(x) is np.ndarray and x.dtype == self._np_dtype and x.shape == self._shape and self.ops.name == "numpy":
+            return x  # the common case: no conversion
         if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
             if tuple(x.shape) != self._shape:
                 raise ValueError(
@@ -300,7 +311,7 @@ class Actuator:
             if x.device != self.device or x.dtype != self.dtype:
                 x = x.to(self.device, self.dtype)
             return x.detach().numpy() if self.ops.name == "numpy" else x
-        arr = real_array(x, name, self.name, np.float32 if self.dtype == torch.float32 else np.float64)
+        arr = real_array(x, name, self.name, self._np_dtype)
         if arr.shape != self._shape:
             raise ValueError(
                 f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {arr.shape}"
@@ -337,8 +348,9 @@ class Actuator:
         dt [s]: the physics substep (needed by PID and the implicit mode; when given, a finite
         number > 0).
         """
-        if dt is not None:
+        if dt is not None and dt is not self._dt_checked:
             check_dt(dt, self.name)
+            self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
         q = self._input(joint_pos, "joint_pos")
         qd = self._input(joint_vel, "joint_vel")
         tq = self._input(target_pos, "target_pos", required=False)
@@ -352,13 +364,15 @@ class Actuator:
         ``(num_envs, num_joints)`` arrays of the model's array library and dtype (the collection's
         hot path). Results are left in the model's buffers (``_computed``/``_applied``,
         ``delayed_command``)."""
+        if self.needs_dt:  # refused before the delay history or a PID integral moves
+            prepared = self._precheck(dt, inverse_mass, bias_force)
         if self.check_finite:
             self._check([("joint_pos", q), ("joint_vel", qd), ("target_pos", tq), ("target_vel", tqd), ("target_effort", tff)])
         if self.delay is not None:
             tq, tqd, tff = self.delay.apply(tq, tqd, tff)
         self.delayed_command = (tq, tqd, tff)
         if self.effort_mode == "implicit":
-            self._compute_implicit(q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+            self._implicit.run_implicit(self, q, qd, tq, tqd, tff, prepared)
         else:
             computed, applied = self._computed, self._applied
             self.drive.compute(q, qd, tq, tqd, tff, dt, computed)
@@ -373,10 +387,13 @@ class Actuator:
         if self.check_finite:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
 
-    def _compute_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) -> None:
-        from .implicit import solve_implicit
-
-        solve_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+    def _precheck(self, dt, inverse_mass, bias_force):
+        """The inputs a PID drive / the implicit mode need, checked; the implicit solve's prepared inputs."""
+        implicit = self.effort_mode == "implicit"
+        if dt is None:
+            what = "effort_mode='implicit'" if implicit else type(self.drive).__name__
+            raise ValueError(f"{self.name}: {what} needs dt= (the substep in s, > 0), got None")
+        return self._implicit.prepare_implicit(self, dt, inverse_mass, bias_force) if implicit else None
 
     def __repr__(self) -> str:
         parts = " -> ".join(repr(p) for p in self._parts)

@@ -529,6 +529,18 @@ def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force, 
     ``options``: the solver's :class:`ImplicitOptions`; default ``actuator.implicit_options`` when
     the actuator has that attribute, else ``ImplicitOptions()`` (Newton's defaults).
     """
+    run_implicit(actuator, q, qd, tq, tqd, tff, prepare_implicit(actuator, dt, inverse_mass, bias_force, options))
+
+
+def run_implicit(actuator, q, qd, tq, tqd, tff, prepared: tuple) -> None:
+    """The solve, on inputs checked by :func:`prepare_implicit`."""
+    solver, h, A, b, options = prepared
+    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)
+
+
+def prepare_implicit(actuator, dt, inverse_mass, bias_force, options: ImplicitOptions | None = None) -> tuple:
+    """Check the implicit mode's inputs (``dt``, ``inverse_mass``, ``bias_force``, options) before
+    any state changes: ``(solver, h, A, b, options)`` for :func:`run_implicit`."""
     name = actuator.name
     drive = actuator.drive
     if not isinstance(drive, DrivePD):  # Actuator refuses this at construction already
@@ -563,4 +575,4 @@ def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force, 
         options = getattr(actuator, "implicit_options", None) or DEFAULT_OPTIONS
     if not isinstance(options, ImplicitOptions):
         raise TypeError(f"{name}: implicit options must be an ImplicitOptions, got {type(options).__name__}")
-    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)
+    return solver, h, A, b, options

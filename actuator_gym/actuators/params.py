@@ -144,7 +144,8 @@ def match_names(patterns: Sequence[str], names: Sequence[str], what: str) -> lis
 def select_names(patterns: Sequence[str], names: Sequence[str], owner: str, field: str, what: str) -> list[str]:
     """The names of ``names`` full-matched by ``patterns``; ``ValueError`` naming ``owner.field``
     and the available ``what`` (e.g. "joints") when none match."""
-    names = list(check_names(names, owner, what=what.rstrip("s") + " names", allow_empty=True))
+    singular = what.rstrip("s")
+    names = list(check_names(names, owner, f"{singular}_names", what=f"{singular} names", allow_empty=True))
     ids = match_names(patterns, names, f"{owner}: {field}")
     if not ids:
         raise ValueError(f"{owner}: {field} {list(patterns)} matches none of the {what} {names}")

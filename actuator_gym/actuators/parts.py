@@ -177,7 +177,10 @@ class ClampingDCMotor(Clamping):
     effort_limit`` (finite limits) must be representable in the model's dtype. With these the
     envelope is computed without NaN for every finite joint velocity, and is finite wherever its
     true value is representable (with ``effort_limit = +inf`` it grows as
-    ``saturation_effort * |v| / velocity_limit``).
+    ``saturation_effort * |v| / velocity_limit``). The envelope is evaluated in the model's dtype,
+    so its bounds (``|applied| <= effort_limit`` included) hold up to that dtype's rounding of
+    ``saturation_effort * (1 + |v| / velocity_limit)`` -- noticeable only when the stall torque
+    dwarfs the effort limit (float32: about 1e-7 of it).
     """
 
     PARAMS = {
@@ -194,13 +197,14 @@ class ClampingDCMotor(Clamping):
     def bind(self, ctx, randomization=None):
         part = super().bind(ctx, randomization)
         sat, vel, el = (part.params[k] for k in ("saturation_effort", "velocity_limit", "effort_limit"))
+        fmax = torch.finfo(ctx.dtype).max
         if sat.randomized or vel.randomized or el.randomized:
             slope = sat.bounds()[1] / vel.bounds()[0]
-            corner = sat.bounds()[1] + (el.bounds()[1] if math.isfinite(el.bounds()[1]) else 0.0)
+            el_hi = el.bounds()[1]
+            corner = sat.bounds()[1] + (el_hi if el_hi <= fmax else 0.0)  # beyond the range: +inf, no limit
         else:
             slope = (sat.nominal / vel.nominal).max().item()
-            corner = (sat.nominal + torch.where(torch.isinf(el.nominal), 0.0, el.nominal)).max().item()
-        fmax = torch.finfo(ctx.dtype).max
+            corner = (sat.nominal + torch.where(el.nominal > fmax, 0.0, el.nominal)).max().item()
         dtype = str(ctx.dtype).replace("torch.", "")
         if slope > fmax:
             raise ValueError(
