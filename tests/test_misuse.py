@@ -112,6 +112,19 @@ def test_step_and_reset_after_close_say_so():
     env.close()  # idempotent
 
 
+def test_effort_penalty_without_telemetry_says_what_is_missing():
+    from actuator_gym.wrappers import EffortPenalty
+
+    env = EffortPenalty(gym.make("Reacher-v5"))
+    env.reset(seed=0)
+    refused(ValueError, "needs info\\['actuator'\\].*wrap the env in ActuatorWrapper", env.step, np.zeros(2))
+
+
+def test_wrapper_reset_options_must_be_a_dict():
+    env = ActuatorWrapper(gym.make("Reacher-v5"), {"arm": IdealPDActuatorCfg(stiffness=5.0)})
+    refused(TypeError, "options must be a dict", env.reset, options="x")
+
+
 @pytest.mark.parametrize("seed, error", [(-3, ValueError), (1.5, TypeError), ("x", TypeError), (True, TypeError), (2**70, ValueError)])
 def test_wrapper_reset_with_a_bad_seed_changes_nothing(seed, error):
     make = lambda: ActuatorWrapper(gym.make("Reacher-v5"), {"arm": IdealPDActuatorCfg(stiffness=5.0, damping=0.5)})  # noqa: E731
@@ -135,6 +148,7 @@ BAD_TASK_KWARGS = [
     (PENDULUM, dict(action_scale=1j), TypeError, "action_scale"),
     (PENDULUM, dict(clip_actions="no"), TypeError, "clip_actions"),
     (PENDULUM, dict(nthread=1.5), TypeError, "nthread"),
+    (PENDULUM, dict(nthread=2**70), ValueError, "nthread"),
     (PENDULUM, dict(mjcf=5), TypeError, "mjcf"),
     (PENDULUM, dict(seed=-3), ValueError, "seed"),
     (PENDULUM, dict(device="banana"), ValueError, "device"),

@@ -343,3 +343,21 @@ def test_thruster_arguments():
     refused(TypeError, "positions must hold real numbers", allocation_matrix, np.ones((1, 3), complex), [1], 0.1)
     refused(ValueError, "device", allocation_matrix, np.ones((1, 3)), [1], 0.1, device="banana")
     refused(ValueError, "dtype", allocation_matrix, np.ones((1, 3)), [1], 0.1, dtype=torch.int32)
+
+
+def test_abstract_bases_are_type_errors():
+    refused(TypeError, "drive must be a Drive", ag.Actuator, drive=ag.Drive(), num_joints=1)
+    refused(TypeError, "clamping entries must be Clamping parts", ag.Actuator, drive=ag.DrivePD(), clamping=[ag.Clamping()], num_joints=1)
+    refused(TypeError, "base of the named configs", ag.ActuatorBaseCfg().build, J)
+    refused(ValueError, "drive must be a Drive part", ag.ComposedActuatorCfg().build, J)
+    refused(TypeError, "clamping must be a list", ag.ComposedActuatorCfg(drive=ag.DrivePD(), clamping="x").build, J)
+
+
+def test_unused_fields_are_still_checked():
+    # IdealPD does not use actuator_velocity_limit, RemotizedPD not actuator_effort_limit: a NaN or a
+    # string there is refused at build all the same (valid values stay accepted and unused)
+    refused(ValueError, "'actuator_velocity_limit'.*NaN", ag.IdealPDActuatorCfg(actuator_velocity_limit=float("nan")).build, J)
+    refused(TypeError, "'actuator_velocity_limit'", ag.IdealPDActuatorCfg(actuator_velocity_limit="fast").build, J)
+    refused(ValueError, "'actuator_effort_limit'", ag.RemotizedPDActuatorCfg(
+        joint_parameter_lookup=[[0, 1, 2]], actuator_effort_limit=-1.0).build, J)
+    assert ag.IdealPDActuatorCfg(actuator_velocity_limit=3.0).build(J).num_joints == 2

@@ -100,7 +100,7 @@ class Actuator:
     ):
         # every argument is checked before anything is built
         name = check_str(name, "name", "Actuator")
-        if not isinstance(drive, Drive):
+        if not isinstance(drive, Drive) or type(drive).compute is Drive.compute:
             raise TypeError(f"{name}: drive must be a Drive (e.g. DrivePD), got {type(drive).__name__}")
         if delay is not None and not isinstance(delay, Delay):
             raise TypeError(f"{name}: delay must be a Delay or None, got {type(delay).__name__}")
@@ -111,8 +111,8 @@ class Actuator:
         if not isinstance(clamping, (list, tuple)):
             raise TypeError(f"{name}: clamping must be a Clamping part or a list of them, got {type(clamping).__name__}")
         for c in clamping:
-            if not isinstance(c, Clamping):
-                raise TypeError(f"{name}: clamping entries must be Clamping parts, got {type(c).__name__}")
+            if not isinstance(c, Clamping) or type(c).apply is Clamping.apply:
+                raise TypeError(f"{name}: clamping entries must be Clamping parts (e.g. ClampingMaxEffort), got {type(c).__name__}")
         num_envs = check_num_envs(num_envs, name)
         if joint_names is not None:
             joint_names = check_names(joint_names, name, allow_empty=True)

@@ -34,7 +34,7 @@ import numpy as np
 from .._checks import check_bool, check_int, real_array
 from ..randomization import Distribution
 from .actuator import Actuator
-from .params import select_names
+from .params import NONNEG, NONNEG_LIMIT, POSITIVE_LIMIT, check_value, select_names
 from .delay import MAX_DELAY
 from .parts import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, Drive, DrivePD
 
@@ -162,10 +162,22 @@ class ActuatorBaseCfg:
             raise ValueError(f"{name}: min_delay ({self.min_delay}) must be <= max_delay ({self.max_delay}) [substeps]")
         self.per_joint_delay = check_bool(self.per_joint_delay, "per_joint_delay", name)
 
+    def _check_unused_fields(self, recipe: dict[str, Any], aliases: dict[str, str]) -> None:
+        """Numeric fields this model's recipe does not use are still checked when given (an unused
+        field must not hide a NaN or a typo); the used ones are checked by the parts, per joint."""
+        parts = [recipe.get("delay"), recipe.get("drive"), *recipe.get("clamping", [])]
+        used = set(aliases) | {p for part in parts if part is not None for p in part.PARAMS}
+        for key, (default, domain) in _FIELD_DOMAINS.items():
+            if key not in used and hasattr(self, key):
+                check_value(getattr(self, key), key, type(self).__name__, default=default, domain=domain)
+
     # -- recipe -----------------------------------------------------------------------------
     def recipe(self) -> dict[str, Any]:
         """``dict(drive=, delay=, clamping=, aliases=)`` for :class:`Actuator`."""
-        raise NotImplementedError
+        raise TypeError(
+            f"{type(self).__name__} is the base of the named configs and has no recipe; use IdealPDActuatorCfg, "
+            "DCMotorCfg, DelayedPDActuatorCfg, RemotizedPDActuatorCfg, ImplicitActuatorCfg or ComposedActuatorCfg"
+        )
 
     def select_joints(self, joint_names: Sequence[str]) -> list[str]:
         """The joints of ``joint_names`` this config drives (full-match of ``joint_names_expr``).
@@ -211,6 +223,7 @@ class ActuatorBaseCfg:
         names = self.select_joints(joint_names)
         recipe = self.recipe()
         aliases = recipe.pop("aliases", {})
+        self._check_unused_fields(recipe, aliases)
         if recipe.get("delay") is None and self.max_delay > 0:
             recipe["delay"] = self._delay()
         if recipe.get("delay") is not None:
@@ -247,6 +260,18 @@ def _check_effort_mode(cfg: "ActuatorBaseCfg", mode: Any, supported: bool = True
         raise ValueError(f"{name}: effort_mode='implicit' is not supported: {reason}; use effort_mode='explicit'")
 
 
+_FIELD_DOMAINS = {
+    "stiffness": (0.0, NONNEG),
+    "damping": (0.0, NONNEG),
+    "actuator_effort_limit": (math.inf, NONNEG_LIMIT),
+    "actuator_velocity_limit": (math.inf, POSITIVE_LIMIT),
+    "joint_effort_limit": (math.inf, NONNEG_LIMIT),
+    "joint_velocity_limit": (math.inf, POSITIVE_LIMIT),
+    "saturation_effort": (0.0, NONNEG),
+}
+"""Domains of the named configs' numeric fields (the parts' domains; docs/runtime.md)."""
+
+
 def _check_joint_property(owner: str, key: str, value: Any) -> None:
     """``armature`` / ``friction``: None, or finite values >= 0 (a number or a per-joint sequence;
     dicts, tensors and distributions are passed on, the consumer checks them)."""
@@ -255,6 +280,8 @@ def _check_joint_property(owner: str, key: str, value: Any) -> None:
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{owner}: {key} must be a number or a per-joint sequence, got {value!r}")
     arr = real_array(value, key, owner)
+    if arr.ndim > 1 or arr.size == 0:
+        raise ValueError(f"{owner}: {key} must be a number or a per-joint sequence, got shape {arr.shape}")
     if not (np.isfinite(arr).all() and (arr >= 0).all()):
         raise ValueError(f"{owner}: {key} must be >= 0 and finite, got {arr.tolist()}")
 
@@ -382,8 +409,12 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
 
     def recipe(self):
         if not isinstance(self.drive, Drive):
-            raise ValueError(f"{type(self).__name__}: drive must be a Drive part (e.g. DrivePID(...)), got {self.drive!r}")
-        return dict(drive=self.drive, delay=self.delay, clamping=list(self.clamping), aliases={})
+            error = ValueError if self.drive is None else TypeError
+            raise error(f"{type(self).__name__}: drive must be a Drive part (e.g. DrivePID(...)), got {self.drive!r}")
+        clamping = [self.clamping] if isinstance(self.clamping, Clamping) else self.clamping
+        if not isinstance(clamping, (list, tuple)):
+            raise TypeError(f"{type(self).__name__}: clamping must be a list of Clamping parts, got {self.clamping!r}")
+        return dict(drive=self.drive, delay=self.delay, clamping=list(clamping), aliases={})
 
 
 @dataclass(kw_only=True)

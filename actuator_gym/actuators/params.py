@@ -40,6 +40,7 @@ __all__ = [
     "NONNEG_LIMIT",
     "POSITIVE_LIMIT",
     "UnknownParameterError",
+    "check_value",
     "match_names",
     "select_names",
 ]
@@ -382,3 +383,27 @@ class Param:
 
     def __repr__(self) -> str:
         return f"Param({self.name!r}, shape={tuple(self.values.shape)}, randomized={self.randomized})"
+
+
+def check_value(raw: Any, name: str, owner: str, *, default: float, domain: Domain) -> None:
+    """Validate a raw parameter value without a batch or joint names (what configs check at
+    construction and load time), in float64: the rules of :class:`Param` (types, NaN, the domain,
+    every value a distribution can give). Shapes are checked when the value is bound."""
+    from .._array import NUMPY_OPS
+
+    if raw is None:
+        return
+    if isinstance(raw, dict):
+        for key, v in raw.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{owner}: parameter '{name}': dict keys must be regex strings, got {key!r}")
+            check_value(v, name, owner, default=default, domain=domain)
+        return
+    shape = (1, 1)
+    if isinstance(raw, (list, tuple, np.ndarray, torch.Tensor)):
+        arr = real_array(raw, f"parameter '{name}'", owner)
+        shape = arr.shape if arr.ndim == 2 else (1, max(1, arr.size))
+        if arr.ndim == 1 or arr.ndim == 2:
+            raw = arr.reshape(shape) if arr.ndim == 2 else arr.reshape(-1) if arr.size else arr
+    ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
+    Param(name, raw, ctx, default=default, domain=domain)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 
-from .params import BindContext, Domain, Param
+from .params import BindContext, Domain, Param, check_value
 
 __all__ = ["Part"]
 
@@ -63,25 +62,10 @@ class Part:
 
     def validate(self, owner: str = "") -> None:
         """Check every parameter value against its domain without binding to a batch (configs call
-        this at load time). Raises ``ValueError`` naming the parameter and the allowed range."""
-        from .._array import NUMPY_OPS
-
-        def check(name, raw, default, domain):
-            shape = (1, 1)
-            if isinstance(raw, (list, tuple, np.ndarray, torch.Tensor)):
-                arr = np.asarray(raw.cpu() if isinstance(raw, torch.Tensor) else raw, dtype=object)
-                shape = arr.shape if arr.ndim == 2 else (1, max(1, arr.size))
-            ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS,
-                              torch.Generator(), owner or type(self).__name__)
-            Param(name, raw, ctx, default=default, domain=domain)
-
+        this at load time): ``TypeError`` for a wrong type, ``ValueError`` naming the parameter and
+        the allowed values otherwise (checked in float64; a model's own dtype is checked at bind)."""
         for name, (default, domain) in self.PARAMS.items():
-            raw = self._raw.get(name)
-            if isinstance(raw, dict):
-                for v in raw.values():
-                    check(name, v, default, domain)
-            else:
-                check(name, raw, default, domain)
+            check_value(self._raw.get(name), name, owner or type(self).__name__, default=default, domain=domain)
 
     def _setup(self, ctx: BindContext) -> None:
         """Allocate state and scratch buffers (called once at bind)."""

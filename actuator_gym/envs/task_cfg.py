@@ -35,6 +35,8 @@ __all__ = ["TaskCfg", "ModelFieldRandomization", "resolve_cfg", "check_real_fiel
 _ACTION_MODES = ("position", "velocity", "effort")
 MAX_DECIMATION = 2**16
 """Largest ``decimation`` [substeps per control step]."""
+MAX_NTHREAD = 4096
+"""Largest ``nthread`` of the physics batch."""
 MAX_RENDER_SIZE = 16384
 """Largest render width / height [px]."""
 
@@ -154,16 +156,17 @@ class TaskCfg:
         ):
             raise TypeError(f"{name}: model_randomization must be a list of ModelFieldRandomization, got {self.model_randomization!r}")
         if self.nthread is not None:
-            check_int(self.nthread, "nthread", name, low=0)
+            check_int(self.nthread, "nthread", name, low=0, high=MAX_NTHREAD)
         for key in ("render_width", "render_height"):
             check_int(getattr(self, key), f"{key} [px]", name, low=1, high=MAX_RENDER_SIZE)
 
 
 def check_real_fields(obj: Any, owner: str, spec: Mapping[str, dict[str, Any]]) -> None:
     """``check_real`` on each field of ``obj`` named in ``spec`` (``{field: check_real keyword
-    arguments}``): one line per task config instead of a copy of the checks."""
+    arguments}``): one line per task config instead of a copy of the checks. Each field is stored
+    back as a float (an int beyond int64 would overflow numpy's arithmetic)."""
     for key, kw in spec.items():
-        check_real(getattr(obj, key), key, owner, **kw)
+        object.__setattr__(obj, key, check_real(getattr(obj, key), key, owner, **kw))
 
 
 def check_nested_cfg(value: Any, cls: type, owner: str, name: str) -> None:
@@ -176,8 +179,9 @@ def check_nested_cfg(value: Any, cls: type, owner: str, name: str) -> None:
             arr = real_array(v, f"{name}.{f.name}", owner)
             if not np.isfinite(arr).all():
                 raise ValueError(f"{owner}: {name}.{f.name} must be finite, got {v!r}")
+            object.__setattr__(value, f.name, type(v)(arr.tolist()))
         elif not isinstance(v, bool):
-            check_real(v, f"{name}.{f.name}", owner)
+            object.__setattr__(value, f.name, check_real(v, f"{name}.{f.name}", owner))
 
 
 def resolve_cfg(cfg_cls: type, cfg: Any, overrides: Mapping[str, Any]) -> Any:

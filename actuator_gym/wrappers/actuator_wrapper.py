@@ -529,6 +529,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         self._check_open("reset")
         check_seed(seed, "ActuatorWrapper.reset")  # before the env's own seeding sees it
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"ActuatorWrapper.reset: options must be a dict or None, got {type(options).__name__}")
         obs, info = self.env.reset(seed=seed, options=options)
         if self._randomized:
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
