@@ -72,7 +72,7 @@ class Delay(Part):
                 raise TypeError(f"Delay: delay_steps must be an integer, a sequence, a tensor or a distribution, got {delay_steps!r}")
             if max_delay is None:
                 if isinstance(delay_steps, (int, np.integer)) and not isinstance(delay_steps, bool):
-                    max_delay = int(delay_steps)
+                    max_delay = _int("delay_steps", delay_steps)
                 elif isinstance(delay_steps, Distribution):
                     max_delay = int(delay_steps.value_range(0, 0)[1])
                 else:
