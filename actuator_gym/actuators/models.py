@@ -34,7 +34,7 @@ import numpy as np
 from .._checks import check_bool, check_int, real_array
 from ..randomization import Distribution
 from .actuator import Actuator
-from .params import NONNEG, NONNEG_LIMIT, POSITIVE_LIMIT, check_value, select_names
+from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
 from .delay import MAX_DELAY
 from .parts import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, Drive, DrivePD
 
@@ -261,13 +261,13 @@ def _check_effort_mode(cfg: "ActuatorBaseCfg", mode: Any, supported: bool = True
 
 
 _FIELD_DOMAINS = {
-    "stiffness": (0.0, NONNEG),
-    "damping": (0.0, NONNEG),
-    "actuator_effort_limit": (math.inf, NONNEG_LIMIT),
-    "actuator_velocity_limit": (math.inf, POSITIVE_LIMIT),
-    "joint_effort_limit": (math.inf, NONNEG_LIMIT),
-    "joint_velocity_limit": (math.inf, POSITIVE_LIMIT),
-    "saturation_effort": (0.0, NONNEG),
+    "stiffness": (0.0, GAIN),
+    "damping": (0.0, GAIN),
+    "actuator_effort_limit": (math.inf, NONNEG),
+    "actuator_velocity_limit": (math.inf, POSITIVE),
+    "joint_effort_limit": (math.inf, NONNEG),
+    "joint_velocity_limit": (math.inf, POSITIVE),
+    "saturation_effort": (0.0, GAIN),
 }
 """Domains of the named configs' numeric fields (the parts' domains; docs/runtime.md)."""
 

@@ -37,8 +37,9 @@ __all__ = [
     "NONNEG",
     "POSITIVE",
     "NONNEG_INT",
-    "NONNEG_LIMIT",
-    "POSITIVE_LIMIT",
+    "FINITE",
+    "GAIN",
+    "FINITE_POSITIVE",
     "UnknownParameterError",
     "check_value",
     "match_names",
@@ -61,7 +62,7 @@ class Domain:
     high: float = math.inf
     low_open: bool = False
     integer: bool = False
-    allow_inf: bool = False
+    allow_inf: bool = True
 
     def describe(self, dtype: torch.dtype | None = None) -> str:
         if self.integer:
@@ -93,17 +94,22 @@ class Domain:
         return low_ok and hi <= self.high
 
 
-ANY = Domain()
+# finite domains (gains, biases, lags)
+FINITE = Domain(allow_inf=False)
 """Finite values (e.g. a constant effort)."""
-NONNEG = Domain(low=0.0)
-"""Finite values >= 0 (gains)."""
-POSITIVE = Domain(low=0.0, low_open=True)
+GAIN = Domain(low=0.0, allow_inf=False)
+"""Finite values >= 0 (gains, stall torques)."""
+FINITE_POSITIVE = Domain(low=0.0, low_open=True, allow_inf=False)
 """Finite values > 0."""
-NONNEG_INT = Domain(low=0.0, integer=True)
+NONNEG_INT = Domain(low=0.0, integer=True, allow_inf=False)
 """Integers >= 0 (lags in substeps)."""
-NONNEG_LIMIT = Domain(low=0.0, allow_inf=True)
-"""Values >= 0 or +inf (limits; +inf = no limit)."""
-POSITIVE_LIMIT = Domain(low=0.0, low_open=True, allow_inf=True)
+# domains that admit +inf (limits: +inf = no limit); the names and meaning of these predate the
+# finite ones above and are kept for code that builds on them
+ANY = Domain()
+"""Any value or +inf."""
+NONNEG = Domain(low=0.0)
+"""Values >= 0 or +inf (limits)."""
+POSITIVE = Domain(low=0.0, low_open=True)
 """Values > 0 or +inf (limits that may not be 0)."""
 
 
@@ -345,7 +351,7 @@ class Param:
         if d.integer:
             return x.abs() <= 2.0**53
         cast = x.to(self._ctx.dtype).to(torch.float64)
-        ok = torch.isfinite(cast) | ~torch.isfinite(x) | d.allow_inf
+        ok = torch.isfinite(cast) | ~torch.isfinite(x) | (d.allow_inf & (cast == math.inf))
         if d.low_open:
             ok &= (cast > d.low) | ~(x > d.low)
         return ok

@@ -18,7 +18,7 @@ import torch
 
 from .._checks import check_dt, real_array
 from .delay import Delay
-from .params import ANY, NONNEG, NONNEG_LIMIT, POSITIVE_LIMIT, BindContext
+from .params import FINITE, GAIN, NONNEG, POSITIVE, BindContext
 from .part import Part
 
 __all__ = [
@@ -52,7 +52,7 @@ class DrivePD(Drive):
     in the model's dtype; the effort is finite as long as the products stay inside that range.
     """
 
-    PARAMS = {"kp": (0.0, NONNEG), "kd": (0.0, NONNEG), "const_effort": (0.0, ANY)}
+    PARAMS = {"kp": (0.0, GAIN), "kd": (0.0, GAIN), "const_effort": (0.0, FINITE)}
 
     def __init__(self, kp: Any = 0.0, kd: Any = 0.0, const_effort: Any = 0.0):
         super().__init__(kp=kp, kd=kd, const_effort=const_effort)
@@ -85,7 +85,7 @@ class DrivePID(DrivePD):
     ``integral_max`` is >= 0 or +inf (no anti-windup).
     """
 
-    PARAMS = {**DrivePD.PARAMS, "ki": (0.0, NONNEG), "integral_max": (math.inf, NONNEG_LIMIT)}
+    PARAMS = {**DrivePD.PARAMS, "ki": (0.0, GAIN), "integral_max": (math.inf, NONNEG)}
 
     def __init__(self, kp: Any = 0.0, ki: Any = 0.0, kd: Any = 0.0, integral_max: Any = math.inf, const_effort: Any = 0.0):
         Part.__init__(self, kp=kp, ki=ki, kd=kd, integral_max=integral_max, const_effort=const_effort)
@@ -142,7 +142,7 @@ class ClampingMaxEffort(Clamping):
     """``clip(effort, -max_effort, +max_effort)``; max_effort [N·m or N] >= 0 or +inf (the default:
     no limit)."""
 
-    PARAMS = {"max_effort": (math.inf, NONNEG_LIMIT)}
+    PARAMS = {"max_effort": (math.inf, NONNEG)}
 
     def __init__(self, max_effort: Any = math.inf):
         super().__init__(max_effort=max_effort)
@@ -184,9 +184,9 @@ class ClampingDCMotor(Clamping):
     """
 
     PARAMS = {
-        "saturation_effort": (math.nan, NONNEG),
-        "velocity_limit": (math.nan, POSITIVE_LIMIT),
-        "effort_limit": (math.inf, POSITIVE_LIMIT),
+        "saturation_effort": (math.nan, GAIN),
+        "velocity_limit": (math.nan, POSITIVE),
+        "effort_limit": (math.inf, POSITIVE),
     }
 
     def __init__(self, saturation_effort: Any, velocity_limit: Any, effort_limit: Any = math.inf):

@@ -56,7 +56,7 @@ from .._checks import (
 )
 from ..randomization import Distribution, Uniform
 from .actuator import as_env_ids
-from .params import ANY, NONNEG, POSITIVE, BindContext, Param, UnknownParameterError, select_names
+from .params import FINITE, FINITE_POSITIVE, GAIN, BindContext, Param, UnknownParameterError, select_names
 
 __all__ = ["ThrusterCfg", "Thruster", "allocation_matrix", "body_wrench", "MIN_THRUST_CONST"]
 
@@ -273,15 +273,15 @@ class Thruster:
             owner=name,
         )
         self._ctx = ctx
-        tau_domain = POSITIVE if not cfg.use_discrete_approximation else NONNEG
+        tau_domain = FINITE_POSITIVE if not cfg.use_discrete_approximation else GAIN
         self._params: dict[str, Param] = {
             "thrust_const": Param("thrust_const", _uniform_or_constant(*cfg.thrust_const_range), ctx,
-                                  default=cfg.thrust_const_range[0], domain=ANY),
+                                  default=cfg.thrust_const_range[0], domain=FINITE),
             "tau_inc": Param("tau_inc", _uniform_or_constant(*cfg.tau_inc_range), ctx,
                              default=cfg.tau_inc_range[0], domain=tau_domain),
             "tau_dec": Param("tau_dec", _uniform_or_constant(*cfg.tau_dec_range), ctx,
                              default=cfg.tau_dec_range[0], domain=tau_domain),
-            "initial_rps": Param("initial_rps", initial_rps, ctx, default=0.0, domain=NONNEG),
+            "initial_rps": Param("initial_rps", initial_rps, ctx, default=0.0, domain=GAIN),
         }
         self._check_initial_thrust()
 
