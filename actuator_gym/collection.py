@@ -20,6 +20,18 @@ import numpy as np
 import torch
 
 from ._array import ops_for
+from ._checks import (
+    UnknownNameError,
+    check_bool,
+    check_device,
+    check_dt,
+    check_dtype,
+    check_names,
+    check_num_envs,
+    check_seed,
+    env_index,
+    real_array,
+)
 from .actuators.actuator import Actuator, as_env_ids
 from .actuators.params import match_names
 
@@ -29,15 +41,9 @@ __all__ = ["ActuatorCollection", "CommandBuffer", "OutputCommand"]
 def _index(ids: Any, size: int, what: str) -> torch.Tensor:
     if ids is None:
         return torch.arange(size)
-    t = torch.as_tensor(np.asarray(ids.cpu() if isinstance(ids, torch.Tensor) else ids)).reshape(-1)
-    if t.dtype == torch.bool:
+    if isinstance(ids, np.ndarray) and ids.dtype == np.bool_ or isinstance(ids, torch.Tensor) and ids.dtype == torch.bool:
         raise ValueError(f"{what}: use the *_mask setter for boolean masks")
-    t = t.long()
-    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= size):
-        raise ValueError(f"{what}: indices must lie in [0, {size - 1}], got {t.tolist()}")
-    if t.unique().numel() != t.numel():
-        raise ValueError(f"{what}: repeated indices {t.tolist()}")
-    return t
+    return torch.from_numpy(env_index(ids, size, what, allow_mask=False, unique=True))
 
 
 class CommandBuffer:
@@ -61,6 +67,8 @@ class CommandBuffer:
         self.effort = torch.zeros_like(self.position)
 
     def _value(self, value: Any, shape: tuple[int, int], what: str) -> torch.Tensor:
+        if not (isinstance(value, torch.Tensor) and not (value.is_complex() or value.dtype == torch.bool)):
+            value = real_array(value, "value", what)
         v = torch.as_tensor(value, dtype=self.position.dtype, device=self.position.device)
         if v.ndim == 0:
             return v.expand(shape)
@@ -70,6 +78,7 @@ class CommandBuffer:
 
     def _set_index(self, buf, channel, value, joint_ids, env_ids, full_data):
         what = f"target_command.set_{channel}_index"
+        full_data = check_bool(full_data, "full_data", what)
         j = _index(joint_ids, self.num_joints, f"{what} joint_ids").to(buf.device)
         e = _index(env_ids, self.num_envs, f"{what} env_ids").to(buf.device)
         if full_data:
@@ -85,9 +94,11 @@ class CommandBuffer:
         for m, n, axis in ((env_mask, self.num_envs, "env_mask"), (joint_mask, self.num_joints, "joint_mask")):
             if m is None:
                 continue
-            mt = torch.as_tensor(m, device=buf.device)
-            if mt.dtype != torch.bool or tuple(mt.shape) != (n,):
-                raise ValueError(f"{what}: {axis} must be a boolean array of shape ({n},), got {tuple(mt.shape)} {mt.dtype}")
+            mt = m if isinstance(m, torch.Tensor) else torch.from_numpy(np.asarray(m)) if np.asarray(m).dtype.kind != "U" else None
+            if mt is None or mt.dtype != torch.bool or tuple(mt.shape) != (n,):
+                got = f"{tuple(mt.shape)} {mt.dtype}" if mt is not None else repr(m)
+                raise ValueError(f"{what}: {axis} must be a boolean array of shape ({n},), got {got}")
+            mt = mt.to(buf.device)
             mask &= mt[:, None] if axis == "env_mask" else mt[None, :]
         torch.where(mask, v, buf, out=buf)
 
@@ -149,6 +160,8 @@ class ActuatorCollection(Mapping):
         **model_kwargs: passed to each config's ``build`` (``dtype``, ``check_finite``, ...).
     """
 
+    _dt_checked: Any = ()  # the last dt float that passed check_dt (callers reuse one object)
+
     def __init__(
         self,
         cfgs: Mapping[str, Any],
@@ -158,21 +171,26 @@ class ActuatorCollection(Mapping):
         seed: int | None = None,
         **model_kwargs: Any,
     ):
+        what = "ActuatorCollection"
         if not isinstance(cfgs, Mapping) or not cfgs:
-            raise ValueError("ActuatorCollection: cfgs must be a non-empty {group name: config} mapping")
-        self.joint_names = tuple(str(n) for n in joint_names)
+            raise ValueError(f"{what}: cfgs must be a non-empty {{group name: config}} mapping")
+        for gname, cfg in cfgs.items():
+            if not isinstance(gname, str):
+                raise TypeError(f"{what}: group names must be strings, got {type(gname).__name__} {gname!r}")
+            if not hasattr(cfg, "joint_names_expr") or not hasattr(cfg, "build"):
+                raise ValueError(f"{what}: group '{gname}' is not an actuator config ({type(cfg).__name__})")
+        self.joint_names = check_names(joint_names, what, allow_empty=True, unique=False)
         if len(set(self.joint_names)) != len(self.joint_names):
-            raise ValueError(f"ActuatorCollection: duplicate joint names in {list(self.joint_names)}")
-        self.num_envs, self.num_joints = int(num_envs), len(self.joint_names)
-        self.device = torch.device(device)
-        dtype = model_kwargs.get("dtype", torch.float32)
+            raise ValueError(f"{what}: duplicate joint names in {list(self.joint_names)}")
+        self.num_envs, self.num_joints = check_num_envs(num_envs, what), len(self.joint_names)
+        self.device = check_device(device, what)
+        seed = check_seed(seed, what)
+        dtype = check_dtype(model_kwargs.get("dtype", torch.float32), what)
         self.ops = ops_for(self.device, model_kwargs.get("array_backend", "auto"))
 
         owner: dict[int, str] = {}
         selections: dict[str, list[int]] = {}
         for gname, cfg in cfgs.items():
-            if not hasattr(cfg, "joint_names_expr") or not hasattr(cfg, "build"):
-                raise ValueError(f"ActuatorCollection: group '{gname}' is not an actuator config ({type(cfg).__name__})")
             ids = match_names(cfg.joint_names_expr, self.joint_names, f"group '{gname}'")
             if not ids:
                 raise ValueError(
@@ -203,6 +221,7 @@ class ActuatorCollection(Mapping):
             self._groups[gname] = _Group(gname, model, ids)
 
         self._needs_mass = any(grp.implicit_effort for grp in self._groups.values())
+        self._needs_dt = any(grp.model.needs_dt for grp in self._groups.values())
         self.passive_joints = tuple(n for i, n in enumerate(self.joint_names) if i not in owner)
         if self.passive_joints:
             warnings.warn(
@@ -266,8 +285,8 @@ class ActuatorCollection(Mapping):
     def __getitem__(self, name: str) -> Actuator:
         try:
             return self._groups[name].model
-        except KeyError:
-            raise KeyError(f"unknown actuator group {name!r}; groups are {list(self._groups)}") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable key
+            raise UnknownNameError(f"unknown actuator group {name!r}; groups are {list(self._groups)}") from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._groups)
@@ -307,14 +326,14 @@ class ActuatorCollection(Mapping):
     def _view_in(self, x: Any, name: str):
         if type(x) is np.ndarray and x.dtype == self._np_dtype and x.shape == self._shape and self.ops.name == "numpy":
             return x  # the common case (a backend's own arrays): no conversion
-        if isinstance(x, torch.Tensor):
+        if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
             if tuple(x.shape) != (self.num_envs, self.num_joints):
                 raise ValueError(
                     f"ActuatorCollection: {name} must have shape ({self.num_envs}, {self.num_joints}) "
                     f"(num_envs, num_joints), got {tuple(x.shape)}"
                 )
             return x.detach().to(self.device, self.computed_effort.dtype)
-        arr = np.asarray(x, dtype=np.float32 if self.computed_effort.dtype == torch.float32 else np.float64)
+        arr = real_array(x, name, "ActuatorCollection", self._np_dtype)
         if arr.shape != (self.num_envs, self.num_joints):
             raise ValueError(
                 f"ActuatorCollection: {name} must have shape ({self.num_envs}, {self.num_joints}) "
@@ -340,8 +359,18 @@ class ActuatorCollection(Mapping):
         matrix and bias force (Coriolis + gravity) over the collection's joints, needed when
         :attr:`needs_mass_matrix` (some group in ``effort_mode="implicit"``): each such group gets
         the rows and columns of its joints; explicit groups get nothing (and without implicit
-        groups both arguments are ignored).
+        groups both arguments are ignored). ``dt`` [s], when given, is a finite number > 0.
         """
+        if dt is not self._dt_checked:
+            if dt is None:
+                if self._needs_dt:  # refused before any group moves its state
+                    raise ValueError(
+                        f"ActuatorCollection: groups {[g for g, grp in self._groups.items() if grp.model.needs_dt]} "
+                        "need dt= (the substep in s, > 0), got None"
+                    )
+            else:
+                check_dt(dt, "ActuatorCollection")
+                self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
         fast = self._fast
         if (
             fast is not None
@@ -432,7 +461,9 @@ class ActuatorCollection(Mapping):
             grp.model.reset(ids)
 
     def seed(self, seed: int) -> None:
-        """Re-seed every group's generator (derived from ``seed`` as at construction)."""
+        """Re-seed every group's generator (derived from ``seed`` as at construction); ``seed`` is
+        an integer in ``[0, 2**64)``."""
+        check_seed(seed, "ActuatorCollection.seed", allow_none=False)
         for grp, s in zip(self._groups.values(), self._group_seeds(seed, len(self._groups))):
             grp.model.seed(s)
 

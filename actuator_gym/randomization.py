@@ -20,6 +20,12 @@ one per env and joint.
 
 Gaussian samples are truncated at ``mean +- 3 std`` (by clamping), so every distribution has finite
 bounds and a parameter's admissible range can be checked before anything is sampled.
+
+Value rules: every bound, ``mean``, ``std`` and ``nominal`` is a finite real number (a bool, a
+string or a complex number is a ``TypeError``); the width of the range (``high - low``,
+``6 std``) must be finite too; integer distributions stay within ``[-2**53, 2**53]``;
+``operation`` is one of the three above and ``per_joint`` is True or False. Where a distribution
+is used, every value it can give must be admissible for the parameter (checked before sampling).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import math
 from dataclasses import dataclass
 
 import torch
+
+from ._checks import check_bool, is_real
 
 __all__ = [
     "Distribution",
@@ -44,14 +52,32 @@ GAUSSIAN_TRUNCATION = 3.0
 """Gaussian draws are clamped to ``mean +- GAUSSIAN_TRUNCATION * std``."""
 
 
+INT_LIMIT = 2**53
+"""Integer distributions draw within ``[-2**53, 2**53]`` (integers exact in float64)."""
+
+
 def _finite(name: str, value: float, what: str) -> float:
+    """A finite real number (bools, strings, complex numbers are a ``TypeError``)."""
+    if not is_real(value):
+        raise TypeError(f"{what}: {name} must be a finite number, got {type(value).__name__} {value!r}")
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: {name} must be a number, got {value!r}") from None
+    except OverflowError:
+        raise ValueError(f"{what}: {name} must be finite, got {value} (beyond the float range)") from None
     if not math.isfinite(value):
         raise ValueError(f"{what}: {name} must be finite, got {value}")
     return value
+
+
+def _span(what: str, lo: float, hi: float) -> None:
+    """The distance between two finite bounds must be finite too (sampling computes it)."""
+    if not math.isfinite(hi - lo):
+        raise ValueError(f"{what}: the range [{lo}, {hi}] is wider than the float range; narrow it")
+
+
+def _int_bound(what: str, name: str, v: float) -> None:
+    if abs(v) > INT_LIMIT:
+        raise ValueError(f"{what}: {name} must lie in [-2**53, 2**53], got {v}")
 
 
 @dataclass(frozen=True)
@@ -64,20 +90,20 @@ class Distribution:
     integer: bool = False
 
     def _check_common(self) -> None:
-        if self.operation not in _OPERATIONS:
-            raise ValueError(
-                f"{type(self).__name__}: operation must be one of {_OPERATIONS}, got {self.operation!r}"
-            )
+        what = type(self).__name__
+        if not isinstance(self.operation, str) or self.operation not in _OPERATIONS:
+            raise ValueError(f"{what}: operation must be one of {_OPERATIONS}, got {self.operation!r}")
+        object.__setattr__(self, "per_joint", check_bool(self.per_joint, "per_joint", what))
         if self.nominal is not None:
-            _finite("nominal", self.nominal, type(self).__name__)
+            object.__setattr__(self, "nominal", _finite("nominal", self.nominal, what))
 
     # -- sampling ---------------------------------------------------------------------------
     def _draw(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} is the abstract base; use Uniform, LogUniform, Gaussian, IntUniform or IntGaussian")
 
     def bounds(self) -> tuple[float, float]:
         """Smallest and largest value a sample can take."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} is the abstract base; use Uniform, LogUniform, Gaussian, IntUniform or IntGaussian")
 
     def sample(self, nominal: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """Values in force for a block of nominal values ``(num_envs, num_joints)`` (float64, CPU)."""
@@ -117,12 +143,13 @@ class Uniform(Distribution):
         object.__setattr__(self, "low", _finite("low", low, "Uniform"))
         object.__setattr__(self, "high", _finite("high", high, "Uniform"))
         object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "per_joint", per_joint)
         object.__setattr__(self, "nominal", nominal)
         object.__setattr__(self, "integer", False)
         self._check_common()
         if self.high < self.low:
             raise ValueError(f"Uniform: high ({self.high}) must be >= low ({self.low})")
+        _span("Uniform", self.low, self.high)
 
     def _draw(self, shape, generator):
         u = torch.rand(shape, generator=generator, dtype=torch.float64)
@@ -143,7 +170,7 @@ class LogUniform(Distribution):
         object.__setattr__(self, "low", _finite("low", low, "LogUniform"))
         object.__setattr__(self, "high", _finite("high", high, "LogUniform"))
         object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "per_joint", per_joint)
         object.__setattr__(self, "nominal", nominal)
         object.__setattr__(self, "integer", False)
         self._check_common()
@@ -171,12 +198,13 @@ class Gaussian(Distribution):
         object.__setattr__(self, "mean", _finite("mean", mean, "Gaussian"))
         object.__setattr__(self, "std", _finite("std", std, "Gaussian"))
         object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "per_joint", per_joint)
         object.__setattr__(self, "nominal", nominal)
         object.__setattr__(self, "integer", False)
         self._check_common()
         if self.std < 0:
             raise ValueError(f"Gaussian: std must be >= 0, got {self.std}")
+        _span("Gaussian", self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
 
     def _draw(self, shape, generator):
         z = torch.randn(shape, generator=generator, dtype=torch.float64)
@@ -196,17 +224,19 @@ class IntUniform(Distribution):
 
     def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
         for name, v in (("low", low), ("high", high)):
-            if isinstance(v, bool) or not float(_finite(name, v, "IntUniform")).is_integer():
+            if not float(_finite(name, v, "IntUniform")).is_integer():
                 raise ValueError(f"IntUniform: {name} must be an integer, got {v!r}")
         object.__setattr__(self, "low", int(low))
         object.__setattr__(self, "high", int(high))
         object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "per_joint", per_joint)
         object.__setattr__(self, "nominal", nominal)
         object.__setattr__(self, "integer", True)
         self._check_common()
         if self.high < self.low:
             raise ValueError(f"IntUniform: high ({self.high}) must be >= low ({self.low})")
+        _int_bound("IntUniform", "low", self.low)
+        _int_bound("IntUniform", "high", self.high)
 
     def _draw(self, shape, generator):
         return torch.randint(self.low, self.high + 1, shape, generator=generator).to(torch.float64)
@@ -226,12 +256,15 @@ class IntGaussian(Distribution):
         object.__setattr__(self, "mean", _finite("mean", mean, "IntGaussian"))
         object.__setattr__(self, "std", _finite("std", std, "IntGaussian"))
         object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", bool(per_joint))
+        object.__setattr__(self, "per_joint", per_joint)
         object.__setattr__(self, "nominal", nominal)
         object.__setattr__(self, "integer", True)
         self._check_common()
         if self.std < 0:
             raise ValueError(f"IntGaussian: std must be >= 0, got {self.std}")
+        _span("IntGaussian", self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
+        for name, v in zip(("mean - 3 std", "mean + 3 std"), self.bounds()):
+            _int_bound("IntGaussian", name, v)
 
     def _draw(self, shape, generator):
         z = torch.randn(shape, generator=generator, dtype=torch.float64)

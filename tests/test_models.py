@@ -90,7 +90,8 @@ def test_parameter_dict_errors_and_defaults():
     ],
 )
 def test_parameter_value_errors(field, value, match):
-    with pytest.raises(ValueError, match=match):
+    error = TypeError if isinstance(value, str) else ValueError  # a wrong type is a TypeError
+    with pytest.raises(error, match=match):
         ag.IdealPDActuatorCfg(**{field: value}).build(joint_names=JOINTS, num_envs=2)
 
 

@@ -229,17 +229,17 @@ def test_delay_sampled_in_range_per_env_or_joint():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, match, error",
     [
-        (dict(min_delay=3, max_delay=2), "min_delay"),
-        (dict(min_delay=-1, max_delay=2), "min_delay"),
-        (dict(min_delay=0, max_delay=1.5), "max_delay"),
-        (dict(delay_steps=torch.tensor([[3]]), max_delay=2), "delay_steps"),
-        (dict(delay_steps=torch.tensor([[1]])), "max_delay"),
+        (dict(min_delay=3, max_delay=2), "min_delay", ValueError),
+        (dict(min_delay=-1, max_delay=2), "min_delay", ValueError),
+        (dict(min_delay=0, max_delay=1.5), "max_delay", TypeError),  # a float where an integer is expected
+        (dict(delay_steps=torch.tensor([[3]]), max_delay=2), "delay_steps", ValueError),
+        (dict(delay_steps=torch.tensor([[1]])), "max_delay", ValueError),
     ],
 )
-def test_delay_validation(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_delay_validation(kwargs, match, error):
+    with pytest.raises(error, match=match):
         ag.Delay(**kwargs)
 
 

@@ -98,7 +98,7 @@ def test_vector_entry_point_and_overrides():
     obs, rew, term, trunc, info = vec.step(np.zeros((3, 12)))
     assert rew.shape == (3,) and info["actuator"]["applied_effort"].shape == (3, 12)
     vec.close()
-    with pytest.raises(ValueError, match="unknown field"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'not_a_field'"):
         gym.make_vec(ID, num_envs=1, not_a_field=1)
     single = gym.make(ID, actuators={"legs": go1_dc_motor_cfg(max_delay=0, stiffness=30.0)}, decimation=2)
     legs = single.unwrapped.task.collection["legs"]

@@ -294,7 +294,7 @@ def test_bad_actions_raise_and_leave_state_untouched(ArmTask):
 
 
 def test_config_errors(ArmTask):
-    with pytest.raises(ValueError, match="unknown field.*'stifness'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'stifness'.*unknown field"):
         ArmTask(num_envs=1, stifness=3.0)
     with pytest.raises(ValueError, match="decimation"):
         ArmTask(num_envs=1, decimation=0)

@@ -266,7 +266,6 @@ def test_check_finite_names_the_rotor():
         (dict(tau_dec_range=(-0.01, 0.01)), "tau_dec_range.*low >= 0"),
         (dict(tau_inc_range=(0.0, 0.1), use_discrete_approximation=False), "tau_inc_range.*low > 0"),
         (dict(thrust_const_range=(-1.0, 0.0)), "thrust_const_range.*high > 0"),
-        (dict(thrust_const_range=0.1), "thrust_const_range.*pair"),
         (dict(max_thrust_rate=0.0), "max_thrust_rate.*> 0"),
         (dict(torque_to_thrust_ratio=-0.1), "torque_to_thrust_ratio.*>= 0"),
         (dict(dt=0.0), "dt.*> 0"),
@@ -275,6 +274,20 @@ def test_check_finite_names_the_rotor():
 )
 def test_config_validation(kw, match):
     with pytest.raises(ValueError, match=match):
+        cfg(**kw)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(thrust_const_range=0.1), "thrust_const_range.*pair"),
+        (dict(torque_to_thrust_ratio=True), "torque_to_thrust_ratio.*bool"),
+        (dict(use_discrete_approximation="yes"), "use_discrete_approximation.*True or False"),
+        (dict(thruster_names_expr=[1]), "thruster_names_expr"),
+    ],
+)
+def test_config_type_errors(kw, match):
+    with pytest.raises(TypeError, match=match):
         cfg(**kw)
 
 

@@ -7,6 +7,7 @@ import warnings
 import gymnasium as gym
 import mujoco
 import numpy as np
+import torch
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -339,7 +340,8 @@ def _state(env):
 
 
 @pytest.mark.parametrize("bad", [np.array([np.nan, 0.0]), np.array([0.0, np.inf]), np.zeros(3), np.zeros((1, 2)),
-                                 "left", None])
+                                 "left", None, np.array([0.1 + 1j, 0.2]), torch.zeros(2, dtype=torch.complex64),
+                                 np.array([True, False])])
 def test_bad_actions_raise_and_leave_the_env_untouched(bad):
     env = make(cfg=DelayedPDActuatorCfg(stiffness=20.0, damping=8.0, min_delay=2, max_delay=2))
     twin = make(cfg=DelayedPDActuatorCfg(stiffness=20.0, damping=8.0, min_delay=2, max_delay=2))
@@ -348,7 +350,8 @@ def test_bad_actions_raise_and_leave_the_env_untouched(bad):
     env.step(np.array([0.1, 0.2]))
     twin.step(np.array([0.1, 0.2]))
     before = _state(env)
-    with pytest.raises(ValueError, match="action"):
+    wrong_type = isinstance(bad, (str, type(None), torch.Tensor)) or np.asarray(bad).dtype.kind in "cb"
+    with pytest.raises(TypeError if wrong_type else ValueError, match="action"):
         env.step(bad)
     after = _state(env)
     for x, y in zip(before, after):

@@ -1,7 +1,8 @@
 """The actuator runtime: composable parts, the ``Actuator`` that runs a recipe of them, named models.
 
 Import direction: this package depends on nothing else of actuator_gym except ``randomization``,
-``_array`` and ``_safe_io`` (bounded file readers); wrappers, envs and backends depend on it.
+``_array``, ``_checks`` (value rules) and ``_safe_io`` (bounded file readers); wrappers, envs and backends
+depend on it.
 """
 
 from .actuator import Actuator, as_env_ids

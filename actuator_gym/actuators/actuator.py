@@ -27,32 +27,33 @@ import numpy as np
 import torch
 
 from .._array import ops_for
-from .params import BindContext, Param
-from .parts import Clamping, Delay, Drive
+from .._checks import (
+    check_batch,
+    check_bool,
+    check_device,
+    check_dt,
+    check_dtype,
+    check_int,
+    check_names,
+    check_num_envs,
+    check_seed,
+    check_str,
+    env_index,
+    real_array,
+)
+from .params import BindContext, Param, UnknownParameterError
+from .parts import Clamping, Delay, Drive, DrivePD, DrivePID
 
 __all__ = ["Actuator", "as_env_ids"]
 
 
 def as_env_ids(env_ids: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:
-    """Validate env ids (None, int, sequence, array or tensor; bool masks too) into a long tensor."""
+    """Validate env ids (None, int, sequence, array or tensor; bool masks too) into a long tensor
+    (:func:`actuator_gym._checks.env_index`: floats and strings are a ``TypeError``, ids outside
+    ``[0, num_envs)`` a ``ValueError``)."""
     if env_ids is None:
         return None
-    if isinstance(env_ids, slice):
-        return torch.arange(num_envs, device=device)[env_ids]
-    if isinstance(env_ids, torch.Tensor):
-        ids = env_ids.to(device)
-    else:
-        ids = torch.as_tensor(np.asarray(env_ids), device=device)
-    if ids.dtype == torch.bool:
-        if ids.shape != (num_envs,):
-            raise ValueError(f"env_ids: a boolean mask needs shape ({num_envs},), got {tuple(ids.shape)}")
-        return ids.nonzero().flatten()
-    if ids.dtype.is_floating_point or ids.dtype.is_complex:
-        raise ValueError(f"env_ids: expected integer ids, got dtype {ids.dtype}")
-    ids = ids.reshape(-1).long()
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= num_envs):
-        raise ValueError(f"env_ids: ids must lie in [0, {num_envs - 1}], got {ids.tolist()}")
-    return ids
+    return torch.from_numpy(env_index(env_ids, num_envs, "env_ids")).to(device)
 
 
 class Actuator:
@@ -76,6 +77,8 @@ class Actuator:
         aliases: ``{alias: parameter name}`` (named configs map Isaac Lab field names here).
     """
 
+    _dt_checked: Any = ()  # the last dt float that passed check_dt (callers reuse one object)
+
     def __init__(
         self,
         drive: Drive,
@@ -95,29 +98,50 @@ class Actuator:
         name: str = "actuator",
         aliases: Mapping[str, str] | None = None,
     ):
-        if not isinstance(drive, Drive):
+        # every argument is checked before anything is built
+        name = check_str(name, "name", "Actuator")
+        if not isinstance(drive, Drive) or type(drive).compute is Drive.compute:
             raise TypeError(f"{name}: drive must be a Drive (e.g. DrivePD), got {type(drive).__name__}")
         if delay is not None and not isinstance(delay, Delay):
             raise TypeError(f"{name}: delay must be a Delay or None, got {type(delay).__name__}")
+        if clamping is None:
+            clamping = ()
         if isinstance(clamping, Clamping):
             clamping = [clamping]
+        if not isinstance(clamping, (list, tuple)):
+            raise TypeError(f"{name}: clamping must be a Clamping part or a list of them, got {type(clamping).__name__}")
         for c in clamping:
-            if not isinstance(c, Clamping):
-                raise TypeError(f"{name}: clamping entries must be Clamping parts, got {type(c).__name__}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"{name}: num_envs must be an integer >= 1, got {num_envs!r}")
+            if not isinstance(c, Clamping) or type(c).apply is Clamping.apply:
+                raise TypeError(f"{name}: clamping entries must be Clamping parts (e.g. ClampingMaxEffort), got {type(c).__name__}")
+        num_envs = check_num_envs(num_envs, name)
         if joint_names is not None:
-            joint_names = tuple(str(n) for n in joint_names)
+            joint_names = check_names(joint_names, name, allow_empty=True)
             if num_joints is None:
                 num_joints = len(joint_names)
             elif num_joints != len(joint_names):
                 raise ValueError(
                     f"{name}: num_joints={num_joints} but {len(joint_names)} joint_names were given"
                 )
-        if isinstance(num_joints, bool) or not isinstance(num_joints, (int, np.integer)) or num_joints < 1:
-            raise ValueError(f"{name}: num_joints must be an integer >= 1, got {num_joints!r}")
+        if num_joints is None:
+            raise ValueError(f"{name}: give num_joints= or joint_names=")
+        num_joints = check_int(num_joints, "num_joints", name, low=1)
+        check_batch(num_envs, num_joints, name)
         if effort_mode not in ("explicit", "implicit"):
             raise ValueError(f"{name}: effort_mode must be 'explicit' or 'implicit', got {effort_mode!r}")
+        if effort_mode == "implicit" and not isinstance(drive, DrivePD):
+            from .implicit import implicit_drive_error
+
+            raise ValueError(implicit_drive_error(name, drive))
+        device = check_device(device, name)
+        dtype = check_dtype(dtype, name)
+        seed = check_seed(seed, name)
+        check_finite = check_bool(check_finite, "check_finite", name)
+        if randomization is not None and not isinstance(randomization, Mapping):
+            raise TypeError(f"{name}: randomization must be a {{parameter name: Distribution}} dict, got {type(randomization).__name__}")
+        if aliases is not None and not (
+            isinstance(aliases, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in aliases.items())
+        ):
+            raise TypeError(f"{name}: aliases must be a {{alias: parameter name}} dict of strings, got {aliases!r}")
 
         self.name = name
         self.num_envs, self.num_joints = int(num_envs), int(num_joints)
@@ -125,12 +149,18 @@ class Actuator:
         self.device = torch.device(device)
         self.dtype = dtype
         self.effort_mode = effort_mode
-        self.check_finite = bool(check_finite)
+        self.check_finite = check_finite
         self.ops = ops_for(self.device, array_backend)
         self.generator = torch.Generator(device="cpu")
-        self.generator.manual_seed(int(seed) if seed is not None else int(torch.seed() % (2**63)))
+        self.generator.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
         self.aliases = dict(aliases or {})
         self.is_implicit = False  # solver-side models (ImplicitActuatorCfg) set this
+        self.needs_dt = effort_mode == "implicit" or isinstance(drive, DrivePID)
+        """Whether ``compute`` needs ``dt=`` (a PID drive or the implicit effort mode)."""
+        if effort_mode == "implicit":
+            from . import implicit
+
+            self._implicit = implicit
         self.cfg = None  # the named config this model was built from, if any
 
         ctx = BindContext(
@@ -176,6 +206,7 @@ class Actuator:
         self._applied = self.ops.view(self.applied_effort)
         self._zeros = self.ops.view(torch.zeros((n, j), dtype=dtype, device=self.device))
         self._shape = (n, j)
+        self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
         # commands after the delay (what the drive used), for output_command telemetry
         self.delayed_command: tuple[Any, Any, Any] = (self._zeros, self._zeros, self._zeros)
 
@@ -183,6 +214,8 @@ class Actuator:
         """Write ``computed_effort`` / ``applied_effort`` into the given ``(num_envs, num_joints)``
         tensors (e.g. column views of a collection's buffers) instead of the model's own."""
         for name, t in (("computed", computed), ("applied", applied)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{self.name}: {name} buffer must be a torch.Tensor, got {type(t).__name__}")
             if tuple(t.shape) != self._shape or t.dtype != self.dtype or t.device != self.device:
                 raise ValueError(f"{self.name}: {name} buffer must be {self._shape} {self.dtype} on {self.device}")
         computed.copy_(self.computed_effort)
@@ -194,13 +227,15 @@ class Actuator:
     def _lookup(self, name: str) -> Param:
         key = self.aliases.get(name, name)
         hits = self._param_index.get(key)
+        if not isinstance(name, str):
+            raise TypeError(f"{self.name}: parameter names are strings, got {type(name).__name__} {name!r}")
         if not hits:
-            raise KeyError(
+            raise UnknownParameterError(
                 f"{self.name}: unknown parameter {name!r}; known: "
                 f"{sorted(set(self.aliases) | {k for k in self._param_index if '.' not in k})}"
             )
         if len(hits) > 1:
-            raise KeyError(
+            raise UnknownParameterError(
                 f"{self.name}: parameter {name!r} is ambiguous; use one of {[f'{l}.{key}' for l, _ in hits]}"
             )
         return hits[0][1]
@@ -238,8 +273,8 @@ class Actuator:
         }
 
     def seed(self, seed: int) -> None:
-        """Re-seed the generator used by later resets."""
-        self.generator.manual_seed(int(seed))
+        """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""
+        self.generator.manual_seed(check_seed(seed, self.name, allow_none=False))
 
     # -- reset ------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
@@ -266,7 +301,9 @@ class Actuator:
             if required:
                 raise ValueError(f"{self.name}: {name} is required")
             return self._zeros
-        if isinstance(x, torch.Tensor):
+        if type(x) is np.ndarray and x.dtype == self._np_dtype and x.shape == self._shape and self.ops.name == "numpy":
+            return x  # the common case: no conversion
+        if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
             if tuple(x.shape) != self._shape:
                 raise ValueError(
                     f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {tuple(x.shape)}"
@@ -274,7 +311,7 @@ class Actuator:
             if x.device != self.device or x.dtype != self.dtype:
                 x = x.to(self.device, self.dtype)
             return x.detach().numpy() if self.ops.name == "numpy" else x
-        arr = np.asarray(x, dtype=np.float32 if self.dtype == torch.float32 else np.float64)
+        arr = real_array(x, name, self.name, self._np_dtype)
         if arr.shape != self._shape:
             raise ValueError(
                 f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {arr.shape}"
@@ -308,8 +345,12 @@ class Actuator:
 
         joint_pos [rad or m], joint_vel [rad/s or m/s]: measured state before the substep.
         target_pos, target_vel, target_effort: commands (zero when omitted).
-        dt [s]: the physics substep (needed by PID and the implicit mode).
+        dt [s]: the physics substep (needed by PID and the implicit mode; when given, a finite
+        number > 0).
         """
+        if dt is not None and dt is not self._dt_checked:
+            check_dt(dt, self.name)
+            self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
         q = self._input(joint_pos, "joint_pos")
         qd = self._input(joint_vel, "joint_vel")
         tq = self._input(target_pos, "target_pos", required=False)
@@ -323,13 +364,15 @@ class Actuator:
         ``(num_envs, num_joints)`` arrays of the model's array library and dtype (the collection's
         hot path). Results are left in the model's buffers (``_computed``/``_applied``,
         ``delayed_command``)."""
+        if self.needs_dt:  # refused before the delay history or a PID integral moves
+            prepared = self._precheck(dt, inverse_mass, bias_force)
         if self.check_finite:
             self._check([("joint_pos", q), ("joint_vel", qd), ("target_pos", tq), ("target_vel", tqd), ("target_effort", tff)])
         if self.delay is not None:
             tq, tqd, tff = self.delay.apply(tq, tqd, tff)
         self.delayed_command = (tq, tqd, tff)
         if self.effort_mode == "implicit":
-            self._compute_implicit(q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+            self._implicit.run_implicit(self, q, qd, tq, tqd, tff, prepared)
         else:
             computed, applied = self._computed, self._applied
             self.drive.compute(q, qd, tq, tqd, tff, dt, computed)
@@ -344,10 +387,13 @@ class Actuator:
         if self.check_finite:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
 
-    def _compute_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force) -> None:
-        from .implicit import solve_implicit
-
-        solve_implicit(self, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
+    def _precheck(self, dt, inverse_mass, bias_force):
+        """The inputs a PID drive / the implicit mode need, checked; the implicit solve's prepared inputs."""
+        implicit = self.effort_mode == "implicit"
+        if dt is None:
+            what = "effort_mode='implicit'" if implicit else type(self.drive).__name__
+            raise ValueError(f"{self.name}: {what} needs dt= (the substep in s, > 0), got None")
+        return self._implicit.prepare_implicit(self, dt, inverse_mass, bias_force) if implicit else None
 
     def __repr__(self) -> str:
         parts = " -> ".join(repr(p) for p in self._parts)

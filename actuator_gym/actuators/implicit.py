@@ -77,6 +77,7 @@ import numpy as np
 import torch
 
 from .._array import NUMPY_OPS, TORCH_OPS
+from .._checks import check_dt, real_array
 from .params import BindContext
 from .parts import DrivePD, DrivePID
 
@@ -505,21 +506,48 @@ class _Solver:
         return new, active, go
 
 
+def implicit_drive_error(name: str, drive: Any) -> str:
+    return (
+        f"{name}: effort_mode='implicit' supports DrivePD and DrivePID drives (with any clamp chain); "
+        f"{type(drive).__name__} has no implicit form -- use effort_mode='explicit'"
+    )
+
+
+def _real(x: Any, what: str, owner: str):
+    """``x`` unchanged when it is already a real array or tensor (the per-substep case), else
+    :func:`~actuator_gym._checks.real_array` (complex values, strings and bools are a ``TypeError``)."""
+    if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
+        return x
+    if type(x) is np.ndarray and x.dtype.kind in "fiu":
+        return x
+    return real_array(x, what, owner)
+
+
 def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force, options: ImplicitOptions | None = None) -> None:
     """Fill ``actuator._computed`` / ``actuator._applied`` with the implicit solution (see module doc).
 
     ``options``: the solver's :class:`ImplicitOptions`; default ``actuator.implicit_options`` when
     the actuator has that attribute, else ``ImplicitOptions()`` (Newton's defaults).
     """
+    run_implicit(actuator, q, qd, tq, tqd, tff, prepare_implicit(actuator, dt, inverse_mass, bias_force, options))
+
+
+def run_implicit(actuator, q, qd, tq, tqd, tff, prepared: tuple) -> None:
+    """The solve, on inputs checked by :func:`prepare_implicit`."""
+    solver, h, A, b, options = prepared
+    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)
+
+
+def prepare_implicit(actuator, dt, inverse_mass, bias_force, options: ImplicitOptions | None = None) -> tuple:
+    """Check the implicit mode's inputs (``dt``, ``inverse_mass``, ``bias_force``, options) before
+    any state changes: ``(solver, h, A, b, options)`` for :func:`run_implicit`."""
     name = actuator.name
     drive = actuator.drive
-    if not isinstance(drive, DrivePD):
-        raise NotImplementedError(
-            f"{name}: effort_mode='implicit' supports DrivePD and DrivePID drives (with any clamp chain); "
-            f"{type(drive).__name__} has no implicit form -- use effort_mode='explicit'"
-        )
-    if dt is None or not float(dt) > 0:
-        raise ValueError(f"{name}: effort_mode='implicit' needs dt= (the substep in s, > 0), got {dt!r}")
+    if not isinstance(drive, DrivePD):  # Actuator refuses this at construction already
+        raise ValueError(implicit_drive_error(name, drive))
+    if dt is None:
+        raise ValueError(f"{name}: effort_mode='implicit' needs dt= (the substep in s, > 0), got None")
+    h = check_dt(dt, f"{name}: effort_mode='implicit'")
     n, j = actuator.num_envs, actuator.num_joints
     if inverse_mass is None:
         raise ValueError(
@@ -531,21 +559,20 @@ def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force, 
     if solver is None:
         solver = actuator._implicit_solver = _Solver(actuator)
     la = solver.la
-    A = la.asarray(inverse_mass)
+    A = la.asarray(_real(inverse_mass, "inverse_mass", name))
     if tuple(A.shape) == (j, j):
         A = la.expand(A, (n, j, j))
     if tuple(A.shape) != (n, j, j):
         raise ValueError(f"{name}: inverse_mass must have shape ({n}, {j}, {j}) (num_envs, num_joints, num_joints), got {tuple(A.shape)}")
     if not la.lazy_checks and not la.all(np.isfinite(A)):
         raise ValueError(f"{name}: inverse_mass has non-finite entries")
-    h = float(dt)
     b = None
     if bias_force is not None:
-        b = la.asarray(bias_force)
+        b = la.asarray(_real(bias_force, "bias_force", name))
         if tuple(b.shape) != (n, j):
             raise ValueError(f"{name}: bias_force must have shape ({n}, {j}) (num_envs, num_joints), got {tuple(b.shape)}")
     if options is None:
         options = getattr(actuator, "implicit_options", None) or DEFAULT_OPTIONS
     if not isinstance(options, ImplicitOptions):
         raise TypeError(f"{name}: implicit options must be an ImplicitOptions, got {type(options).__name__}")
-    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)
+    return solver, h, A, b, options

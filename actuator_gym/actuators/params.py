@@ -26,14 +26,37 @@ import numpy as np
 import torch
 
 from .._array import ArrayOps
+from .._checks import UnknownNameError, check_names, is_real, real_array
 from ..randomization import Distribution
 
-__all__ = ["Domain", "Param", "BindContext", "ANY", "NONNEG", "POSITIVE", "NONNEG_INT", "match_names", "select_names"]
+__all__ = [
+    "Domain",
+    "Param",
+    "BindContext",
+    "ANY",
+    "NONNEG",
+    "POSITIVE",
+    "NONNEG_INT",
+    "FINITE",
+    "GAIN",
+    "FINITE_POSITIVE",
+    "UnknownParameterError",
+    "check_value",
+    "match_names",
+    "select_names",
+]
 
 
 @dataclass(frozen=True)
 class Domain:
-    """Admissible values of a parameter."""
+    """Admissible values of a parameter.
+
+    Values are finite unless ``allow_inf`` (then ``+inf`` is admissible too: an unset limit, "no
+    limit"); NaN never is. At bind the values in force must also be representable in the model's
+    dtype: a finite value beyond the dtype's range (``1e39`` in float32) is refused, except for
+    ``allow_inf`` parameters, where it becomes ``+inf`` (a limit beyond the range is no limit);
+    a positive value that rounds to 0 (``1e-50`` in float32) is refused for ``low_open`` domains.
+    """
 
     low: float = -math.inf
     high: float = math.inf
@@ -41,24 +64,57 @@ class Domain:
     integer: bool = False
     allow_inf: bool = True
 
-    def describe(self) -> str:
-        left = "(" if self.low_open else "["
-        kind = "integers" if self.integer else "values"
-        return f"{kind} in {left}{self.low}, {self.high}]"
+    def describe(self, dtype: torch.dtype | None = None) -> str:
+        if self.integer:
+            kind = "integers"
+        else:
+            kind = "values" if self.allow_inf else "finite values"
+        if self.low > -math.inf and self.high < math.inf:
+            left = "(" if self.low_open else "["
+            text = f"{kind} in {left}{self.low:g}, {self.high:g}]"
+        elif self.low > -math.inf:
+            text = f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
+        elif self.high < math.inf:
+            text = f"{kind} <= {self.high:g}"
+        else:
+            text = kind
+        if self.allow_inf:
+            text += " or +inf (no limit)"
+        if dtype is not None and dtype.is_floating_point and not self.integer:
+            text += f", representable in {str(dtype).replace('torch.', '')} (|x| <= {torch.finfo(dtype).max:.4g})"
+        return text
 
     def contains(self, lo: float, hi: float) -> bool:
         if math.isnan(lo) or math.isnan(hi):
             return False
-        if not self.allow_inf and (math.isinf(lo) or math.isinf(hi)):
-            return False
+        for v in (lo, hi):
+            if math.isinf(v) and not (self.allow_inf and v > 0):
+                return False
         low_ok = lo > self.low if self.low_open else lo >= self.low
         return low_ok and hi <= self.high
 
 
-ANY = Domain()
-NONNEG = Domain(low=0.0)
-POSITIVE = Domain(low=0.0, low_open=True)
+# finite domains (gains, biases, lags)
+FINITE = Domain(allow_inf=False)
+"""Finite values (e.g. a constant effort)."""
+GAIN = Domain(low=0.0, allow_inf=False)
+"""Finite values >= 0 (gains, stall torques)."""
+FINITE_POSITIVE = Domain(low=0.0, low_open=True, allow_inf=False)
+"""Finite values > 0."""
 NONNEG_INT = Domain(low=0.0, integer=True, allow_inf=False)
+"""Integers >= 0 (lags in substeps)."""
+# domains that admit +inf (limits: +inf = no limit); the names and meaning of these predate the
+# finite ones above and are kept for code that builds on them
+ANY = Domain()
+"""Any value or +inf."""
+NONNEG = Domain(low=0.0)
+"""Values >= 0 or +inf (limits)."""
+POSITIVE = Domain(low=0.0, low_open=True)
+"""Values > 0 or +inf (limits that may not be 0)."""
+
+
+class UnknownParameterError(UnknownNameError):
+    """An unknown parameter name (a ``KeyError`` and a ``ValueError``)."""
 
 
 @dataclass
@@ -79,8 +135,12 @@ def match_names(patterns: Sequence[str], names: Sequence[str], what: str) -> lis
     """Indices of ``names`` full-matched by any of ``patterns`` (in ``names`` order)."""
     if isinstance(patterns, str):
         patterns = [patterns]
+    if isinstance(patterns, (dict, set)) or not hasattr(patterns, "__iter__"):
+        raise TypeError(f"{what}: expected a list of regex strings, got {type(patterns).__name__} {patterns!r}")
     compiled = []
     for p in patterns:
+        if not isinstance(p, str):
+            raise TypeError(f"{what}: regular expressions must be strings, got {type(p).__name__} {p!r}")
         try:
             compiled.append(re.compile(p))
         except re.error as exc:
@@ -91,15 +151,25 @@ def match_names(patterns: Sequence[str], names: Sequence[str], what: str) -> lis
 def select_names(patterns: Sequence[str], names: Sequence[str], owner: str, field: str, what: str) -> list[str]:
     """The names of ``names`` full-matched by ``patterns``; ``ValueError`` naming ``owner.field``
     and the available ``what`` (e.g. "joints") when none match."""
-    names = [str(n) for n in names]
-    ids = match_names(patterns, names, owner)
+    singular = what.rstrip("s")
+    names = list(check_names(names, owner, f"{singular}_names", what=f"{singular} names", allow_empty=True))
+    ids = match_names(patterns, names, f"{owner}: {field}")
     if not ids:
         raise ValueError(f"{owner}: {field} {list(patterns)} matches none of the {what} {names}")
     return [names[i] for i in ids]
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+def _number(x: Any, where: str, expected: str) -> float:
+    """A plain number as a float (bools, complex numbers and other types are a ``TypeError``)."""
+    if not is_real(x):
+        raise TypeError(f"{where}: expected {expected}; got {type(x).__name__} {x!r}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{where}: an integer of {len(str(x))} digits is beyond the float range") from None
+
+
+_EXPECTED = "a number, a sequence of {j} values, a ({n}, {j}) tensor, a {{regex: value}} dict or a Distribution"
 
 
 class Param:
@@ -108,6 +178,10 @@ class Param:
     ``values`` holds the values in force (float ``dtype`` or int64 for integer parameters) on the
     model's device; ``array`` is the same memory in the model's array library. ``nominal`` keeps the
     un-randomized values (float64, CPU), from which every draw starts.
+
+    Construction validates everything (types, shapes, the domain, every value a distribution can
+    give, representability in the model's dtype) before the values exist: a ``TypeError`` for a
+    wrong type, a ``ValueError`` naming the parameter, the joint and the allowed values otherwise.
     """
 
     def __init__(
@@ -125,6 +199,7 @@ class Param:
         self._ctx = ctx
         n, j = ctx.num_envs, ctx.num_joints
         self._where = f"{ctx.owner}: parameter '{name}'"
+        self._expected = _EXPECTED.format(n=n, j=j)
         self.nominal = torch.full((n, j), float(default), dtype=torch.float64)
         # (column indices, distribution) pairs applied at every resample
         self.randomizers: list[tuple[torch.Tensor, Distribution]] = []
@@ -138,14 +213,14 @@ class Param:
             self.randomizers.append((all_cols, raw))
         elif isinstance(raw, dict):
             self._resolve_dict(raw, default)
-        elif _is_number(raw):
-            self.nominal.fill_(float(raw))
+        elif isinstance(raw, (bool, np.bool_, complex, str, bytes)) or is_real(raw):
+            self.nominal.fill_(_number(raw, self._where, self._expected))
         else:
             self._resolve_array(raw)
 
         if randomization is not None:
             if not isinstance(randomization, Distribution):
-                raise ValueError(
+                raise TypeError(
                     f"{self._where}: randomization must be a Distribution, got {type(randomization).__name__}"
                 )
             if self.randomizers:
@@ -170,7 +245,7 @@ class Param:
         claimed: dict[int, str] = {}
         for key, value in raw.items():
             if not isinstance(key, str):
-                raise ValueError(f"{self._where}: dict keys must be regex strings, got {key!r}")
+                raise TypeError(f"{self._where}: dict keys must be regex strings, got {key!r}")
             cols = match_names([key], names, self._where)
             if not cols:
                 raise ValueError(
@@ -187,12 +262,8 @@ class Param:
                 nominal = value.nominal if value.nominal is not None else default
                 self.nominal[:, idx] = float(nominal)
                 self.randomizers.append((idx, value))
-            elif _is_number(value):
-                self.nominal[:, idx] = float(value)
             else:
-                raise ValueError(
-                    f"{self._where}: value for key {key!r} must be a number or a Distribution, got {value!r}"
-                )
+                self.nominal[:, idx] = _number(value, f"{self._where}: value for key {key!r}", "a number or a Distribution")
         missing = [names[i] for i in range(len(names)) if i not in claimed]
         if missing:
             warnings.warn(
@@ -202,16 +273,12 @@ class Param:
 
     def _resolve_array(self, raw: Any) -> None:
         n, j = self._ctx.num_envs, self._ctx.num_joints
+        if not isinstance(raw, (torch.Tensor, np.ndarray, list, tuple)):
+            raise TypeError(f"{self._where}: expected {self._expected}; got {type(raw).__name__}")
         try:
-            if isinstance(raw, torch.Tensor):
-                arr = raw.detach().to("cpu", torch.float64)
-            else:
-                arr = torch.as_tensor(np.asarray(raw, dtype=np.float64))
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{self._where}: expected a number, a sequence of {j} values, a ({n}, {j}) tensor, "
-                f"a {{regex: value}} dict or a Distribution; got {type(raw).__name__}"
-            ) from None
+            arr = torch.as_tensor(real_array(raw, f"parameter '{self.name}'", self._ctx.owner))
+        except TypeError as exc:
+            raise TypeError(f"{self._where}: expected {self._expected}; {str(exc).split(': ', 2)[-1]}") from None
         if arr.shape == (j,):
             self.nominal[:] = arr.unsqueeze(0)
         elif arr.shape == (n, j):
@@ -227,41 +294,82 @@ class Param:
         return f"joint '{names[col]}'" if names is not None else f"joint {col}"
 
     def _validate(self) -> None:
-        d = self.domain
+        d, dtype = self.domain, self._ctx.dtype
         nom = self.nominal
+        allowed = d.describe(dtype)
         if torch.isnan(nom).any():
             env, col = (torch.isnan(nom)).nonzero()[0].tolist()
-            raise ValueError(f"{self._where}: {self._joint(col)} (env {env}) is NaN; allowed: {d.describe()}")
+            raise ValueError(f"{self._where}: {self._joint(col)} (env {env}) is NaN; allowed: {allowed}")
         bad = ~self._in_domain(nom)
         if bad.any():
             env, col = bad.nonzero()[0].tolist()
             raise ValueError(
-                f"{self._where}: {self._joint(col)} (env {env}) has value {nom[env, col].item()}; "
-                f"allowed: {d.describe()}"
+                f"{self._where}: {self._joint(col)} (env {env}) has value {nom[env, col].item()}; allowed: {allowed}"
+            )
+        bad = ~self._representable(nom)
+        if bad.any():
+            env, col = bad.nonzero()[0].tolist()
+            raise ValueError(
+                f"{self._where}: {self._joint(col)} (env {env}) has value {nom[env, col].item()}, which "
+                f"{str(dtype).replace('torch.', '')} cannot represent; allowed: {allowed}"
             )
         for cols, dist in self.randomizers:
             block = nom[:, cols]
             lo, hi = dist.value_range(block.min().item(), block.max().item())
+            if dist.operation == "scale" and torch.isinf(block).any() and dist.bounds()[0] <= 0.0:
+                raise ValueError(
+                    f"{self._where}: {type(dist).__name__} with operation='scale' scales an infinite nominal "
+                    f"value by factors down to {dist.bounds()[0]} (inf * 0 is NaN); give a finite nominal "
+                    f"value or factors > 0; allowed: {allowed}"
+                )
             if not d.contains(lo, hi):
                 raise ValueError(
                     f"{self._where}: {type(dist).__name__} with operation={dist.operation!r} can give values "
-                    f"in [{lo}, {hi}]; allowed: {d.describe()}"
+                    f"in [{lo}, {hi}]; allowed: {allowed}"
+                )
+            ends = torch.tensor([[lo, hi]], dtype=torch.float64)
+            if not bool(self._representable(ends).all()):
+                raise ValueError(
+                    f"{self._where}: {type(dist).__name__} with operation={dist.operation!r} can give values "
+                    f"in [{lo}, {hi}], which {str(dtype).replace('torch.', '')} cannot represent; allowed: {allowed}"
                 )
 
     def _in_domain(self, x: torch.Tensor) -> torch.Tensor:
         d = self.domain
         ok = (x > d.low) if d.low_open else (x >= d.low)
         ok &= x <= d.high
-        if not d.allow_inf:
-            ok &= torch.isfinite(x)
+        ok &= torch.isfinite(x) | (d.allow_inf & (x == math.inf))
         if d.integer:
             ok &= torch.where(torch.isfinite(x), x == torch.round(x), torch.zeros_like(ok))
+        return ok
+
+    def _representable(self, x: torch.Tensor) -> torch.Tensor:
+        """Whether in-domain float64 values keep their meaning in the model's dtype: finite values
+        stay finite (limits may become +inf: beyond the range is no limit), positive values of a
+        ``low_open`` domain stay positive; integers stay exact (|x| <= 2**53)."""
+        d = self.domain
+        if d.integer:
+            return x.abs() <= 2.0**53
+        cast = x.to(self._ctx.dtype).to(torch.float64)
+        ok = torch.isfinite(cast) | ~torch.isfinite(x) | (d.allow_inf & (cast == math.inf))
+        if d.low_open:
+            ok &= (cast > d.low) | ~(x > d.low)
         return ok
 
     # -- state ------------------------------------------------------------------------------
     @property
     def randomized(self) -> bool:
         return bool(self.randomizers)
+
+    def bounds(self) -> tuple[float, float]:
+        """Smallest and largest value this parameter can take in any env (nominal values and every
+        value its distributions can give), float64."""
+        lo, hi = self.nominal.min().item(), self.nominal.max().item()
+        for cols, dist in self.randomizers:
+            block = self.nominal[:, cols]
+            a, b = dist.value_range(block.min().item(), block.max().item())
+            lo, hi = min(lo, a), max(hi, b)
+        return lo, hi
 
     def resample(self, env_ids: torch.Tensor | None, generator: torch.Generator) -> None:
         """Set the values in force of ``env_ids`` (None = all) from nominal, drawing any distributions."""
@@ -281,3 +389,27 @@ class Param:
 
     def __repr__(self) -> str:
         return f"Param({self.name!r}, shape={tuple(self.values.shape)}, randomized={self.randomized})"
+
+
+def check_value(raw: Any, name: str, owner: str, *, default: float, domain: Domain) -> None:
+    """Validate a raw parameter value without a batch or joint names (what configs check at
+    construction and load time), in float64: the rules of :class:`Param` (types, NaN, the domain,
+    every value a distribution can give). Shapes are checked when the value is bound."""
+    from .._array import NUMPY_OPS
+
+    if raw is None:
+        return
+    if isinstance(raw, dict):
+        for key, v in raw.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{owner}: parameter '{name}': dict keys must be regex strings, got {key!r}")
+            check_value(v, name, owner, default=default, domain=domain)
+        return
+    shape = (1, 1)
+    if isinstance(raw, (list, tuple, np.ndarray, torch.Tensor)):
+        arr = real_array(raw, f"parameter '{name}'", owner)
+        shape = arr.shape if arr.ndim == 2 else (1, max(1, arr.size))
+        if arr.ndim == 1 or arr.ndim == 2:
+            raw = arr.reshape(shape) if arr.ndim == 2 else arr.reshape(-1) if arr.size else arr
+    ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
+    Param(name, raw, ctx, default=default, domain=domain)

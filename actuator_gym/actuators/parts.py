@@ -10,14 +10,16 @@ Every shape below is ``(num_envs, num_joints)`` unless said otherwise.
 
 from __future__ import annotations
 
-import copy
 import math
-from typing import Any, ClassVar, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-from .params import ANY, NONNEG, NONNEG_INT, POSITIVE, BindContext, Domain, Param
+from .._checks import check_dt, real_array
+from .delay import Delay
+from .params import FINITE, GAIN, NONNEG, POSITIVE, BindContext
+from .part import Part
 
 __all__ = [
     "Part",
@@ -30,260 +32,6 @@ __all__ = [
     "ClampingDCMotor",
     "ClampingPositionBased",
 ]
-
-
-class Part:
-    """Base of all parts. Subclasses declare ``PARAMS = {name: (default, Domain)}``."""
-
-    PARAMS: ClassVar[dict[str, tuple[float, Domain]]] = {}
-
-    def __init__(self, **raw: Any):
-        self._raw = raw
-        self._bound = False
-        self.params: dict[str, Param] = {}
-
-    # -- binding ----------------------------------------------------------------------------
-    def bind(self, ctx: BindContext, randomization: dict | None = None) -> "Part":
-        """A copy of this part sized and seeded for ``ctx`` (the original stays reusable)."""
-        part = copy.copy(self)
-        part.params = {}
-        part._ctx = ctx
-        randomization = dict(randomization or {})
-        for name, (default, domain) in self.PARAMS.items():
-            part.params[name] = Param(
-                name,
-                self._raw.get(name),
-                ctx,
-                default=default,
-                domain=domain,
-                randomization=randomization.pop(name, None),
-            )
-        if randomization:
-            raise ValueError(
-                f"{ctx.owner}: randomization names unknown parameter(s) {sorted(randomization)} of "
-                f"{type(self).__name__}; its parameters are {sorted(self.PARAMS)}"
-            )
-        part._bound = True
-        part._setup(ctx)
-        part.refresh()
-        return part
-
-    def validate(self, owner: str = "") -> None:
-        """Check every parameter value against its domain without binding to a batch (configs call
-        this at load time). Raises ``ValueError`` naming the parameter and the allowed range."""
-        from .._array import NUMPY_OPS
-
-        def check(name, raw, default, domain):
-            shape = (1, 1)
-            if isinstance(raw, (list, tuple, np.ndarray, torch.Tensor)):
-                arr = np.asarray(raw.cpu() if isinstance(raw, torch.Tensor) else raw, dtype=object)
-                shape = arr.shape if arr.ndim == 2 else (1, max(1, arr.size))
-            ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS,
-                              torch.Generator(), owner or type(self).__name__)
-            Param(name, raw, ctx, default=default, domain=domain)
-
-        for name, (default, domain) in self.PARAMS.items():
-            raw = self._raw.get(name)
-            if isinstance(raw, dict):
-                for v in raw.values():
-                    check(name, v, default, domain)
-            else:
-                check(name, raw, default, domain)
-
-    def _setup(self, ctx: BindContext) -> None:
-        """Allocate state and scratch buffers (called once at bind)."""
-
-    def refresh(self) -> None:
-        """Recompute values derived from parameters (after they were re-sampled)."""
-
-    def reset(self, env_ids: torch.Tensor | None) -> None:
-        """Clear the internal state of ``env_ids`` (None = all)."""
-
-    def a(self, name: str):
-        """The values in force of a parameter, as an array of the model's array library."""
-        return self.params[name].array
-
-    def _buffer(self, ctx: BindContext, dtype=None, shape=None):
-        t = torch.zeros(shape or (ctx.num_envs, ctx.num_joints), dtype=dtype or ctx.dtype, device=ctx.device)
-        return t, ctx.ops.view(t)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._raw.items() if v is not None)
-        return f"{type(self).__name__}({args})"
-
-
-# ---------------------------------------------------------------------------------------------
-# Delay
-# ---------------------------------------------------------------------------------------------
-class Delay(Part):
-    """Transport latency on the commands (q*, qd*, tau_ff), counted in physics substeps.
-
-    Either ``Delay(min_delay=, max_delay=, per_joint=False)``: each env draws an integer lag
-    ``L`` uniformly in ``[min_delay, max_delay]`` at construction and at every reset of that env
-    (shared by its joints unless ``per_joint=True``); or ``Delay(delay_steps=, max_delay=)`` with
-    fixed lags (an int, a ``(num_joints,)`` sequence, an int tensor ``(num_envs, num_joints)``, or
-    an integer distribution).
-
-    At the k-th substep since an env's last reset (k = 0 first) the delayed command is
-    ``x[max(0, k - L)]``: with a history shorter than the lag the oldest command since the reset is
-    used, never zeros and never data from before the reset. ``L = 0`` passes commands through.
-    The history holds ``max_delay + 1`` frames.
-    """
-
-    PARAMS = {"delay_steps": (0.0, NONNEG_INT)}
-
-    def __init__(
-        self,
-        min_delay: int | None = None,
-        max_delay: int | None = None,
-        *,
-        delay_steps: Any = None,
-        per_joint: bool = False,
-    ):
-        from ..randomization import Distribution, IntUniform
-
-        def _int(name, v):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise ValueError(f"Delay: {name} must be a non-negative integer, got {v!r}")
-            if v < 0:
-                raise ValueError(f"Delay: {name} must be >= 0, got {v}")
-            return int(v)
-
-        if delay_steps is None:
-            if max_delay is None:
-                raise ValueError("Delay: give min_delay= and max_delay=, or delay_steps= (and max_delay=)")
-            max_delay = _int("max_delay", max_delay)
-            min_delay = _int("min_delay", 0 if min_delay is None else min_delay)
-            if min_delay > max_delay:
-                raise ValueError(f"Delay: min_delay ({min_delay}) must be <= max_delay ({max_delay})")
-            delay_steps = IntUniform(min_delay, max_delay, per_joint=per_joint)
-        else:
-            if min_delay is not None:
-                raise ValueError("Delay: give either min_delay/max_delay or delay_steps, not both")
-            if max_delay is None:
-                if isinstance(delay_steps, (int, np.integer)) and not isinstance(delay_steps, bool):
-                    max_delay = int(delay_steps)
-                elif isinstance(delay_steps, Distribution):
-                    max_delay = int(delay_steps.value_range(0, 0)[1])
-                else:
-                    raise ValueError("Delay: delay_steps given as an array needs max_delay=")
-            max_delay = _int("max_delay", max_delay)
-        super().__init__(delay_steps=delay_steps)
-        self.max_delay = max_delay
-        self.min_delay = min_delay
-        # fixed arrays are checked here, before any state exists
-        if isinstance(delay_steps, (torch.Tensor, np.ndarray, list, tuple)):
-            arr = np.asarray(delay_steps.cpu() if isinstance(delay_steps, torch.Tensor) else delay_steps)
-            if arr.size and (arr.max() > max_delay or arr.min() < 0):
-                raise ValueError(
-                    f"Delay: delay_steps must lie in [0, max_delay={max_delay}], got values in "
-                    f"[{arr.min()}, {arr.max()}]"
-                )
-
-    def bind(self, ctx, randomization=None):
-        part = super().bind(ctx, randomization)
-        steps = part.params["delay_steps"]
-        if steps.values.numel() and int(steps.values.max()) > self.max_delay:
-            raise ValueError(
-                f"{ctx.owner}: parameter 'delay_steps' can exceed max_delay={self.max_delay} "
-                f"(largest {int(steps.values.max())}); allowed: integers in [0, {self.max_delay}]"
-            )
-        for _, dist in steps.randomizers:
-            lo, hi = dist.value_range(steps.nominal.min().item(), steps.nominal.max().item())
-            if hi > self.max_delay:
-                raise ValueError(
-                    f"{ctx.owner}: parameter 'delay_steps' {type(dist).__name__} can give {hi} > "
-                    f"max_delay={self.max_delay}; allowed: integers in [0, {self.max_delay}]"
-                )
-        return part
-
-    def _setup(self, ctx):
-        n, j, h = ctx.num_envs, ctx.num_joints, self.max_delay + 1
-        self.history_len = h
-        self._nj = n * j
-        # history (channel, slot, env, joint); read with one flat gather per channel
-        self._hist_t = torch.zeros((3, h, n, j), dtype=ctx.dtype, device=ctx.device)
-        self._hist = ctx.ops.view(self._hist_t)
-        self._flat = ctx.ops.view(self._hist_t.reshape(-1))
-        self._out_t = torch.zeros((3, n, j), dtype=ctx.dtype, device=ctx.device)
-        self._out = ctx.ops.view(self._out_t)
-        self._count_t = torch.zeros((n, 1), dtype=torch.int64, device=ctx.device)
-        self._count = ctx.ops.view(self._count_t)
-        self._max_t = torch.full((1, 1), self.max_delay, dtype=torch.int64, device=ctx.device)
-        self._max = ctx.ops.view(self._max_t)
-        self._steps_since_reset = 0  # substeps since the most recent reset of any env
-        self._write = 0
-        self._gather = [None] * h  # saturated regime: gather index per write slot (lags fixed until reset)
-        self._base = ctx.ops.view(torch.arange(n * j, device=ctx.device).reshape(n, j))
-        self._chan = ctx.ops.view(torch.arange(3, device=ctx.device).reshape(3, 1, 1) * (h * n * j))
-        self._offs_t = torch.zeros((n, j), dtype=torch.int64, device=ctx.device)
-        self._offs = ctx.ops.view(self._offs_t)
-        self._offs3_t = torch.zeros((3, n, j), dtype=torch.int64, device=ctx.device)
-        self._offs3 = ctx.ops.view(self._offs3_t)
-        # torch path: the write index lives on the device, so a captured CUDA graph can replay
-        # the delay (no Python-side state changes between substeps)
-        self._write_t = torch.zeros((1,), dtype=torch.int64, device=ctx.device)
-        self.graph_safe = ctx.ops.name == "torch"
-
-    def refresh(self):
-        self._gather = [None] * self.history_len  # lags may have been re-drawn
-
-    def reset(self, env_ids):
-        if env_ids is None:
-            self._count_t.zero_()
-        else:
-            self._count_t[env_ids] = 0
-        self._steps_since_reset = 0
-        self._gather = [None] * self.history_len
-
-    def apply(self, tq, tqd, tff):
-        """Record this substep's commands and return the delayed ``(q*, qd*, tau_ff)``."""
-        if self.graph_safe:
-            return self._apply_tensor(tq, tqd, tff)
-        ops = self._ctx.ops
-        xp = ops.xp
-        hist, w, offs = self._hist, self._write, self._offs
-        hist[0, w] = tq
-        hist[1, w] = tqd
-        hist[2, w] = tff
-        # slot of x[max(0, k - L)]: (w - min(L, k)) mod H; flat offset channel + slot * N*J + element
-        saturated = self._steps_since_reset > self.max_delay  # then k >= max_delay >= L everywhere
-        index = self._gather[w] if saturated else None
-        if index is None:
-            if saturated:
-                xp.negative(self.params["delay_steps"].array, out=offs)
-            else:
-                xp.minimum(self.params["delay_steps"].array, self._count, out=offs)
-                xp.negative(offs, out=offs)
-            offs += w
-            offs %= self.history_len
-            offs *= self._nj
-            offs += self._base
-            index = xp.add(offs, self._chan, out=self._offs3)
-            if saturated:  # depends only on w and the lags from now until the next reset
-                self._gather[w] = index = ops.copy(index)
-        out = self._out
-        ops.take_flat(self._flat, index, out)
-        self._write = (w + 1) % self.history_len
-        if not saturated:
-            self._count += 1
-            xp.minimum(self._count, self._max, out=self._count)
-            self._steps_since_reset += 1
-        return out[0], out[1], out[2]
-
-
-    def _apply_tensor(self, tq, tqd, tff):
-        """The same law with every index on the device (torch path): in-place tensor ops only, no
-        host synchronisation, no Python state -- safe to capture in a CUDA graph."""
-        w, offs, h = self._write_t, self._offs_t, self.history_len
-        self._hist_t.index_copy_(1, w, torch.stack((tq, tqd, tff)).unsqueeze(1))
-        torch.minimum(self.params["delay_steps"].values, self._count_t, out=offs)
-        offs.neg_().add_(w).remainder_(h).mul_(self._nj).add_(self._base)
-        torch.add(offs, self._chan, out=self._offs3_t)
-        self._out_t.copy_(self._hist_t.reshape(-1).take(self._offs3_t))
-        w.add_(1).remainder_(h)
-        self._count_t.add_(1).clamp_(max=self.max_delay)
-        return self._out_t[0], self._out_t[1], self._out_t[2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,10 +48,11 @@ class DrivePD(Drive):
     """``computed = kp * (q* - q) + kd * (qd* - qd) + tau_ff + const_effort``.
 
     kp [N·m/rad or N/m], kd [N·m·s/rad or N·s/m], const_effort [N·m or N] (a per-joint bias such as
-    gravity compensation). Gains default to 0.
+    gravity compensation). Gains default to 0. All three are finite (gains >= 0) and representable
+    in the model's dtype; the effort is finite as long as the products stay inside that range.
     """
 
-    PARAMS = {"kp": (0.0, NONNEG), "kd": (0.0, NONNEG), "const_effort": (0.0, ANY)}
+    PARAMS = {"kp": (0.0, GAIN), "kd": (0.0, GAIN), "const_effort": (0.0, FINITE)}
 
     def __init__(self, kp: Any = 0.0, kd: Any = 0.0, const_effort: Any = 0.0):
         super().__init__(kp=kp, kd=kd, const_effort=const_effort)
@@ -331,10 +80,12 @@ class DrivePID(DrivePD):
     """PD plus ``ki * integral``; each substep first
     ``integral = clip(integral + (q* - q) * dt, -integral_max, integral_max)``, then the effort uses
     the new integral. ki [N·m/(rad·s)], integral_max [rad·s] (default +inf, no anti-windup).
-    The integral is per env and joint and zeroed at reset. ``dt`` [s] is required.
+    The integral is per env and joint and zeroed at reset. ``dt`` [s] is required: a finite
+    number > 0 (``ValueError`` otherwise, before the integral changes). ``ki`` is finite >= 0;
+    ``integral_max`` is >= 0 or +inf (no anti-windup).
     """
 
-    PARAMS = {**DrivePD.PARAMS, "ki": (0.0, NONNEG), "integral_max": (math.inf, NONNEG)}
+    PARAMS = {**DrivePD.PARAMS, "ki": (0.0, GAIN), "integral_max": (math.inf, NONNEG)}
 
     def __init__(self, kp: Any = 0.0, ki: Any = 0.0, kd: Any = 0.0, integral_max: Any = math.inf, const_effort: Any = 0.0):
         Part.__init__(self, kp=kp, ki=ki, kd=kd, integral_max=integral_max, const_effort=const_effort)
@@ -353,13 +104,18 @@ class DrivePID(DrivePD):
         else:
             self.integral_t[env_ids] = 0.0
 
+    _dt_checked: Any = ()  # the last dt float that passed check_dt (callers reuse one object)
+
     def compute(self, q, qd, tq, tqd, tff, dt, out):
-        if dt is None:
-            raise ValueError(f"{self._ctx.owner}: DrivePID needs dt= (the substep in s)")
+        if dt is not self._dt_checked:
+            if dt is None:
+                raise ValueError(f"{self._ctx.owner}: DrivePID needs dt= (the substep in s)")
+            self._dt_value = check_dt(dt, f"{self._ctx.owner}: DrivePID")
+            self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
         xp, tmp, integ = self._ctx.ops.xp, self._tmp, self._integral
         super().compute(q, qd, tq, tqd, tff, dt, out)
         xp.subtract(tq, q, out=tmp)
-        xp.multiply(tmp, float(dt), out=tmp)
+        xp.multiply(tmp, self._dt_value, out=tmp)
         xp.add(integ, tmp, out=integ)
         Clamping._clamp(xp, integ, self._neg_imax, self.params["integral_max"].array, integ)
         xp.multiply(self.params["ki"].array, integ, out=tmp)
@@ -383,7 +139,8 @@ class Clamping(Part):
 
 
 class ClampingMaxEffort(Clamping):
-    """``clip(effort, -max_effort, +max_effort)``; max_effort [N·m or N], default +inf."""
+    """``clip(effort, -max_effort, +max_effort)``; max_effort [N·m or N] >= 0 or +inf (the default:
+    no limit)."""
 
     PARAMS = {"max_effort": (math.inf, NONNEG)}
 
@@ -413,10 +170,21 @@ class ClampingDCMotor(Clamping):
         applied = clip(effort, tau_min, tau_max)
 
     A zero saturation_effort is a dead motor (``v_c = velocity_limit``, output 0).
+
+    Value rules: saturation_effort is finite (an infinite stall torque has no torque-speed line);
+    velocity_limit and effort_limit may be +inf (no back-EMF / no current limit). The slope
+    ``saturation_effort / velocity_limit`` and the envelope's span ``saturation_effort +
+    effort_limit`` (finite limits) must be representable in the model's dtype. With these the
+    envelope is computed without NaN for every finite joint velocity, and is finite wherever its
+    true value is representable (with ``effort_limit = +inf`` it grows as
+    ``saturation_effort * |v| / velocity_limit``). The envelope is evaluated in the model's dtype,
+    so its bounds (``|applied| <= effort_limit`` included) hold up to that dtype's rounding of
+    ``saturation_effort * (1 + |v| / velocity_limit)`` -- noticeable only when the stall torque
+    dwarfs the effort limit (float32: about 1e-7 of it).
     """
 
     PARAMS = {
-        "saturation_effort": (math.nan, NONNEG),
+        "saturation_effort": (math.nan, GAIN),
         "velocity_limit": (math.nan, POSITIVE),
         "effort_limit": (math.inf, POSITIVE),
     }
@@ -428,12 +196,27 @@ class ClampingDCMotor(Clamping):
 
     def bind(self, ctx, randomization=None):
         part = super().bind(ctx, randomization)
-        sat, vel = part.params["saturation_effort"], part.params["velocity_limit"]
-        bad = torch.isinf(sat.nominal) & torch.isfinite(vel.nominal)
-        if bad.any() or any(math.isinf(d.value_range(0, 0)[1]) for _, d in sat.randomizers):
+        sat, vel, el = (part.params[k] for k in ("saturation_effort", "velocity_limit", "effort_limit"))
+        fmax = torch.finfo(ctx.dtype).max
+        if sat.randomized or vel.randomized or el.randomized:
+            slope = sat.bounds()[1] / vel.bounds()[0]
+            el_hi = el.bounds()[1]
+            corner = sat.bounds()[1] + (el_hi if el_hi <= fmax else 0.0)  # beyond the range: +inf, no limit
+        else:
+            slope = (sat.nominal / vel.nominal).max().item()
+            corner = (sat.nominal + torch.where(el.nominal > fmax, 0.0, el.nominal)).max().item()
+        dtype = str(ctx.dtype).replace("torch.", "")
+        if slope > fmax:
             raise ValueError(
-                f"{ctx.owner}: parameter 'saturation_effort' is inf with a finite velocity_limit; "
-                "allowed: finite values >= 0"
+                f"{ctx.owner}: parameters 'saturation_effort' / 'velocity_limit' (the torque-speed slope) can "
+                f"reach {slope:.4g}, which {dtype} cannot represent; allowed: saturation_effort / velocity_limit "
+                f"<= {fmax:.4g}"
+            )
+        if corner > fmax:  # the envelope reaches -(saturation_effort + effort_limit) ... at +-v_c
+            raise ValueError(
+                f"{ctx.owner}: parameters 'saturation_effort' + 'effort_limit' can reach {corner:.4g} (the "
+                f"torque-speed envelope spans that much), which {dtype} cannot represent; allowed: "
+                f"saturation_effort + effort_limit <= {fmax:.4g}"
             )
         return part
 
@@ -479,8 +262,15 @@ class ClampingPositionBased(Clamping):
     """
 
     def __init__(self, lookup_positions: Sequence[float], lookup_efforts: Sequence[float]):
-        xs = np.asarray(lookup_positions, dtype=np.float64).reshape(-1)
-        ys = np.asarray(lookup_efforts, dtype=np.float64).reshape(-1)
+        def table(name, value):
+            if not isinstance(value, (list, tuple, np.ndarray, torch.Tensor)):
+                raise TypeError(f"ClampingPositionBased: {name} must be a sequence of numbers, got {type(value).__name__} {value!r}")
+            arr = real_array(value, name, "ClampingPositionBased")
+            if arr.ndim != 1:
+                raise ValueError(f"ClampingPositionBased: {name} must be one-dimensional, got shape {arr.shape}")
+            return arr
+
+        xs, ys = table("lookup_positions", lookup_positions), table("lookup_efforts", lookup_efforts)
         if xs.size < 1 or xs.size != ys.size:
             raise ValueError(
                 f"ClampingPositionBased: lookup_positions and lookup_efforts need equal lengths >= 1, "
@@ -499,12 +289,42 @@ class ClampingPositionBased(Clamping):
         super().__init__()
         self.lookup_positions, self.lookup_efforts = xs, ys
 
-    def _setup(self, ctx):
-        xs, ys = self.lookup_positions, self.lookup_efforts
+    @staticmethod
+    def _slopes(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """Slope of each segment ending at entry k (0 for k = 0 and for duplicated breakpoints), float64."""
         k = xs.size
         width = np.diff(xs)
         slope = np.zeros(k)
-        slope[1:] = np.divide(np.diff(ys), width, out=np.zeros(k - 1), where=width > 0)
+        with np.errstate(over="ignore"):
+            slope[1:] = np.divide(np.diff(ys), width, out=np.zeros(k - 1), where=width > 0)
+        return slope
+
+    def _check_dtype(self, ctx: BindContext) -> None:
+        """The tables and slopes in the model's dtype must stay finite (``ValueError`` naming the entry)."""
+        fmax = torch.finfo(ctx.dtype).max
+        name = str(ctx.dtype).replace("torch.", "")
+        for label, arr, hint in (
+            ("lookup_positions", self.lookup_positions, "use dtype=torch.float64"),
+            ("lookup_efforts", self.lookup_efforts, "use dtype=torch.float64"),
+            ("slope between lookup entries", self._slopes(self.lookup_positions, self.lookup_efforts),
+             "move breakpoints this close together apart, merge them, or use dtype=torch.float64"),
+        ):
+            big = np.flatnonzero(~(np.abs(arr) <= fmax))
+            if big.size:
+                i = int(big[0])
+                raise ValueError(
+                    f"{ctx.owner}: ClampingPositionBased {label} (entry {i}: {arr[i]:.4g}) cannot be represented "
+                    f"in {name} (|x| <= {fmax:.4g}); {hint}"
+                )
+
+    def bind(self, ctx, randomization=None):
+        self._check_dtype(ctx)
+        return super().bind(ctx, randomization)
+
+    def _setup(self, ctx):
+        xs, ys = self.lookup_positions, self.lookup_efforts
+        k = xs.size
+        slope = self._slopes(xs, ys)
         x_left = np.concatenate([xs[:1], xs[:-1]])
         y_left = np.concatenate([ys[:1], ys[:-1]])
 

@@ -41,9 +41,22 @@ import numpy as np
 import torch
 
 from .._array import ops_for
+from .._checks import (
+    check_batch,
+    check_bool,
+    check_device,
+    check_dtype,
+    check_interval,
+    check_names,
+    check_num_envs,
+    check_real,
+    check_seed,
+    check_str,
+    real_array,
+)
 from ..randomization import Distribution, Uniform
 from .actuator import as_env_ids
-from .params import ANY, NONNEG, POSITIVE, BindContext, Domain, Param, select_names
+from .params import FINITE, FINITE_POSITIVE, GAIN, BindContext, Param, UnknownParameterError, select_names
 
 __all__ = ["ThrusterCfg", "Thruster", "allocation_matrix", "body_wrench", "MIN_THRUST_CONST"]
 
@@ -56,14 +69,7 @@ _SCHEMES = ("rk4", "euler")
 def _range(cls: str, name: str, value: Any, *, low_min: float | None = None, low_open: bool = False,
            high_positive: bool = False) -> tuple[float, float]:
     """Validate a ``(low, high)`` pair of finite numbers with ``low <= high``."""
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{cls}: {name} must be a (low, high) pair of numbers, got {value!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise ValueError(f"{cls}: {name} must be finite, got ({lo}, {hi})")
-    if hi < lo:
-        raise ValueError(f"{cls}: {name} must have high >= low, got ({lo}, {hi})")
+    lo, hi = check_interval(value, name, cls)
     if low_min is not None and (lo <= low_min if low_open else lo < low_min):
         op = ">" if low_open else ">="
         raise ValueError(f"{cls}: {name} must have low {op} {low_min}, got ({lo}, {hi})")
@@ -111,17 +117,16 @@ class ThrusterCfg:
         exprs = self.thruster_names_expr
         if isinstance(exprs, str):
             exprs = [exprs]
-        if not isinstance(exprs, (list, tuple)) or not exprs or not all(isinstance(e, str) for e in exprs):
+        if not isinstance(exprs, (list, tuple)) or not all(isinstance(e, str) for e in exprs):
+            raise TypeError(f"{cls}: thruster_names_expr must be a non-empty list of regex strings, got {exprs!r}")
+        if not exprs:
             raise ValueError(f"{cls}: thruster_names_expr must be a non-empty list of regex strings, got {exprs!r}")
         self.thruster_names_expr = list(exprs)
-        if self.integration_scheme not in _SCHEMES:
+        if not isinstance(self.integration_scheme, str) or self.integration_scheme not in _SCHEMES:
             raise ValueError(
                 f"{cls}: integration_scheme must be one of {_SCHEMES}, got {self.integration_scheme!r}"
             )
-        if not isinstance(self.use_discrete_approximation, (bool, np.bool_)):
-            raise ValueError(
-                f"{cls}: use_discrete_approximation must be True or False, got {self.use_discrete_approximation!r}"
-            )
+        self.use_discrete_approximation = check_bool(self.use_discrete_approximation, "use_discrete_approximation", cls)
         self.thrust_range = _range(cls, "thrust_range", self.thrust_range)
         self.thrust_const_range = _range(cls, "thrust_const_range", self.thrust_const_range, high_positive=True)
         # tau = 0 is an instant response with the discrete factor 1/(dt + tau); 1/tau needs tau > 0
@@ -137,8 +142,6 @@ class ThrusterCfg:
 
     def select_rotors(self, rotor_names: Sequence[str]) -> list[str]:
         """The rotors of ``rotor_names`` this config drives (full-match of ``thruster_names_expr``)."""
-        if isinstance(rotor_names, str):
-            raise ValueError(f"{type(self).__name__}: rotor_names must be a sequence of names, got a string")
         return select_names(self.thruster_names_expr, rotor_names, type(self).__name__, "thruster_names_expr", "rotors")
 
     def build(
@@ -170,15 +173,7 @@ class ThrusterCfg:
 
 
 def _scalar(cls: str, name: str, value: Any, *, low: float, low_open: bool = False, allow_inf: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{cls}: {name} must be a number, got {value!r}") from None
-    if math.isnan(v) or (math.isinf(v) and not allow_inf):
-        raise ValueError(f"{cls}: {name} must be finite, got {v}")
-    if v < low or (low_open and v == low):
-        raise ValueError(f"{cls}: {name} must be {'>' if low_open else '>='} {low}, got {v}")
-    return v
+    return check_real(value, name, cls, low=low, low_open=low_open, allow_inf=allow_inf)
 
 
 def _scalar_clip(ops):
@@ -234,17 +229,25 @@ class Thruster:
         array_backend: str = "auto",
         name: str = "Thruster",
     ):
+        name = check_str(name, "name", "Thruster")
         if not isinstance(cfg, ThrusterCfg):
             raise TypeError(f"{name}: cfg must be a ThrusterCfg, got {type(cfg).__name__}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"{name}: num_envs must be an integer >= 1, got {num_envs!r}")
-        if isinstance(rotor_names, str) or not len(rotor_names):
-            raise ValueError(f"{name}: rotor_names must be a non-empty sequence of names, got {rotor_names!r}")
+        num_envs = check_num_envs(num_envs, name)
+        rotor_names = check_names(rotor_names, name, "rotor_names", what="rotor names")
+        check_batch(num_envs, len(rotor_names), name, "num_rotors")
         dt = cfg.dt if dt is None else _scalar(name, "dt", dt, low=0.0, low_open=True)
         if dt is None:
             raise ValueError(f"{name}: dt [s] is not set; give ThrusterCfg(dt=) or build(dt=) (the physics step)")
         if isinstance(initial_rps, Distribution):
             raise ValueError(f"{name}: initial_rps must be a number, a per-rotor sequence, a tensor or a dict, not a distribution")
+        device = check_device(device, name)
+        dtype = check_dtype(dtype, name)
+        seed = check_seed(seed, name)
+        check_finite = check_bool(check_finite, "check_finite", name)
+        fmax = torch.finfo(dtype).max
+        for field, v in (("thrust_range", max(abs(x) for x in cfg.thrust_range)), ("max_thrust_rate", cfg.max_thrust_rate)):
+            if math.isfinite(v) and v > fmax:
+                raise ValueError(f"{name}: {field} ({v:g}) cannot be represented in {str(dtype).replace('torch.', '')} (|x| <= {fmax:.4g})")
 
         self.cfg = cfg
         self.name = name
@@ -253,11 +256,11 @@ class Thruster:
         self.device = torch.device(device)
         self.dtype = dtype
         self.dt = float(dt)
-        self.check_finite = bool(check_finite)
+        self.check_finite = check_finite
         self.ops = ops_for(self.device, array_backend)
         self._clip = _scalar_clip(self.ops)
         self.generator = torch.Generator(device="cpu")
-        self.generator.manual_seed(int(seed) if seed is not None else int(torch.seed() % (2**63)))
+        self.generator.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
 
         ctx = BindContext(
             num_envs=self.num_envs,
@@ -270,16 +273,15 @@ class Thruster:
             owner=name,
         )
         self._ctx = ctx
-        tau_domain = POSITIVE if not cfg.use_discrete_approximation else NONNEG
+        tau_domain = FINITE_POSITIVE if not cfg.use_discrete_approximation else GAIN
         self._params: dict[str, Param] = {
             "thrust_const": Param("thrust_const", _uniform_or_constant(*cfg.thrust_const_range), ctx,
-                                  default=cfg.thrust_const_range[0], domain=ANY),
+                                  default=cfg.thrust_const_range[0], domain=FINITE),
             "tau_inc": Param("tau_inc", _uniform_or_constant(*cfg.tau_inc_range), ctx,
                              default=cfg.tau_inc_range[0], domain=tau_domain),
             "tau_dec": Param("tau_dec", _uniform_or_constant(*cfg.tau_dec_range), ctx,
                              default=cfg.tau_dec_range[0], domain=tau_domain),
-            "initial_rps": Param("initial_rps", initial_rps, ctx, default=0.0,
-                                 domain=Domain(low=0.0, allow_inf=False)),
+            "initial_rps": Param("initial_rps", initial_rps, ctx, default=0.0, domain=GAIN),
         }
         self._check_initial_thrust()
 
@@ -331,16 +333,16 @@ class Thruster:
     def parameter(self, name: str) -> torch.Tensor:
         """Values in force, ``(num_envs, num_rotors)`` (a copy): ``"thrust_const"`` [N/rps²],
         ``"tau_inc"`` [s], ``"tau_dec"`` [s], ``"initial_rps"`` [rev/s]."""
-        if name not in self._params:
-            raise KeyError(f"{self.name}: unknown parameter {name!r}; known: {list(self._params)}")
+        if not isinstance(name, str) or name not in self._params:
+            raise UnknownParameterError(f"{self.name}: unknown parameter {name!r}; known: {list(self._params)}")
         return self._params[name].values.clone()
 
     def parameters(self) -> dict[str, torch.Tensor]:
         return {k: self.parameter(k) for k in self._params}
 
     def seed(self, seed: int) -> None:
-        """Re-seed the generator used by later resets."""
-        self.generator.manual_seed(int(seed))
+        """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""
+        self.generator.manual_seed(check_seed(seed, self.name, allow_none=False))
 
     # -- reset ------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
@@ -371,14 +373,14 @@ class Thruster:
         what = f"{self.name}: target_thrust"
         if x is None:
             raise ValueError(f"{what} is required")
-        if isinstance(x, torch.Tensor):
+        if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
             if tuple(x.shape) != self._shape:
                 raise ValueError(f"{what} must have shape {self._shape} (num_envs, num_rotors), got {tuple(x.shape)}")
             x = x.detach()
             if x.device != self.device or x.dtype != self.dtype:
                 x = x.to(self.device, self.dtype)
             return x.numpy() if self.ops.name == "numpy" else x
-        arr = np.asarray(x, dtype=np.float32 if self.dtype == torch.float32 else np.float64)
+        arr = real_array(x, "target_thrust", self.name, np.float32 if self.dtype == torch.float32 else np.float64)
         if arr.shape != self._shape:
             raise ValueError(f"{what} must have shape {self._shape} (num_envs, num_rotors), got {arr.shape}")
         return arr if self.ops.name == "numpy" else torch.as_tensor(arr, device=self.device)
@@ -491,15 +493,16 @@ def allocation_matrix(
         torque_to_thrust_ratio: [m] yaw reaction torque per newton of thrust, ``>= 0``.
         axes: ``(num_rotors, 3)`` thrust directions in the body frame (normalized here); default ``+z``.
     """
-    pos = torch.as_tensor(np.asarray(positions.cpu() if isinstance(positions, torch.Tensor) else positions,
-                                     dtype=np.float64))
+    dtype = check_dtype(dtype, "allocation_matrix")
+    if device is not None:
+        device = check_device(device, "allocation_matrix")
+    pos = torch.as_tensor(real_array(positions, "positions", "allocation_matrix"))
     if pos.ndim != 2 or pos.shape[1] != 3 or pos.shape[0] < 1:
         raise ValueError(f"allocation_matrix: positions must have shape (num_rotors, 3), got {tuple(pos.shape)}")
     r = pos.shape[0]
     if not torch.isfinite(pos).all():
         raise ValueError("allocation_matrix: positions must be finite")
-    spin = torch.as_tensor(np.asarray(spin_directions.cpu() if isinstance(spin_directions, torch.Tensor)
-                                      else spin_directions, dtype=np.float64)).reshape(-1)
+    spin = torch.as_tensor(real_array(spin_directions, "spin_directions", "allocation_matrix")).reshape(-1)
     if spin.shape != (r,):
         raise ValueError(f"allocation_matrix: spin_directions must have shape ({r},) (num_rotors,), got {tuple(spin.shape)}")
     if not ((spin == 1.0) | (spin == -1.0)).all():
@@ -509,7 +512,7 @@ def allocation_matrix(
         ax = torch.zeros((r, 3), dtype=torch.float64)
         ax[:, 2] = 1.0
     else:
-        ax = torch.as_tensor(np.asarray(axes.cpu() if isinstance(axes, torch.Tensor) else axes, dtype=np.float64))
+        ax = torch.as_tensor(real_array(axes, "axes", "allocation_matrix"))
         if ax.shape != (r, 3):
             raise ValueError(f"allocation_matrix: axes must have shape ({r}, 3) (num_rotors, 3), got {tuple(ax.shape)}")
         norm = torch.linalg.norm(ax, dim=1, keepdim=True)
@@ -528,8 +531,11 @@ def body_wrench(allocation: Any, thrust: Any) -> torch.Tensor:
     ``allocation``: ``(6, num_rotors)``; ``thrust``: ``(num_envs, num_rotors)`` [N]. The result has
     ``thrust``'s device and dtype.
     """
-    t = thrust if isinstance(thrust, torch.Tensor) else torch.as_tensor(np.asarray(thrust, dtype=np.float32))
-    a = allocation if isinstance(allocation, torch.Tensor) else torch.as_tensor(np.asarray(allocation))
+    if not isinstance(thrust, torch.Tensor) or thrust.is_complex() or thrust.dtype == torch.bool:
+        thrust = torch.as_tensor(real_array(thrust, "thrust", "body_wrench", np.float32))
+    if not isinstance(allocation, torch.Tensor) or allocation.is_complex() or allocation.dtype == torch.bool:
+        allocation = torch.as_tensor(real_array(allocation, "allocation", "body_wrench"))
+    t, a = thrust, allocation
     if a.ndim != 2 or a.shape[0] != 6:
         raise ValueError(f"body_wrench: allocation must have shape (6, num_rotors), got {tuple(a.shape)}")
     if t.ndim != 2 or t.shape[1] != a.shape[1]:

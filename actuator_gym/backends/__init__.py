@@ -15,13 +15,14 @@ def make_backend(name: str, model, num_envs: int, device: Any = "cpu", *, mjcf: 
                  nthread: int | None = None) -> PhysicsBackend:
     """The backend ``name`` for ``num_envs`` worlds of ``model`` (an ``MjModel``; Newton also needs
     the ``mjcf`` text) on ``device``. Warp is imported only for the Warp backends."""
-    import torch
+    from .._checks import check_device
 
-    if name not in BACKENDS:
+    if not isinstance(name, str) or name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    given, device = device, check_device(device, f"backend={name!r}", available=False)
     if name == "mujoco":
-        if torch.device(device).type != "cpu":
-            raise ValueError(f"backend='mujoco' runs on the CPU only, got device={device!r}; use 'mujoco_warp' or 'newton'")
+        if device.type != "cpu":
+            raise ValueError(f"backend='mujoco' runs on the CPU only, got device={given!r}; use 'mujoco_warp' or 'newton'")
         from .mujoco_batch import MujocoBatchBackend
 
         return MujocoBatchBackend(model, num_envs, nthread=nthread)

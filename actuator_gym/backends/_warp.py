@@ -46,7 +46,9 @@ def import_extra(module: str, hint: str):
 
 def resolve_device(device: Any) -> tuple[str, torch.device]:
     """``(warp device name, torch device)`` for ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a torch device."""
-    d = torch.device(device) if not isinstance(device, torch.device) else device
+    from .._checks import check_device
+
+    d = check_device(device)
     if d.type == "cpu":
         return "cpu", torch.device("cpu")
     if d.type == "cuda":

@@ -248,11 +248,7 @@ class MujocoBackend(PhysicsBackend):
         """
         m = self.model
         ids = np.asarray(actuator_ids, dtype=np.intp)
-        for a in ids:
-            if int(m.actuator_dyntype[a]) != int(mujoco.mjtDyn.mjDYN_NONE):
-                raise ValueError(
-                    f"MuJoCo actuator {a} has activation dynamics; it cannot be reconfigured as a position servo"
-                )
+        self.check_position_servos(ids)
         m.actuator_gaintype[ids] = int(mujoco.mjtGain.mjGAIN_FIXED)
         m.actuator_biastype[ids] = int(mujoco.mjtBias.mjBIAS_AFFINE)
         m.actuator_gear[ids] = 0.0
@@ -265,6 +261,15 @@ class MujocoBackend(PhysicsBackend):
             lim = np.isfinite(cr).all(axis=1)
             m.actuator_ctrllimited[ids] = lim.astype(m.actuator_ctrllimited.dtype)
             m.actuator_ctrlrange[ids[lim]] = cr[lim]
+
+    def check_position_servos(self, actuator_ids: np.ndarray) -> None:
+        """``ValueError`` unless every listed actuator can become a position servo (no activation
+        dynamics); nothing is written."""
+        for a in np.asarray(actuator_ids, dtype=np.intp):
+            if int(self.model.actuator_dyntype[a]) != int(mujoco.mjtDyn.mjDYN_NONE):
+                raise ValueError(
+                    f"MuJoCo actuator {a} has activation dynamics; it cannot be reconfigured as a position servo"
+                )
 
     def set_servo_gains(self, actuator_ids: np.ndarray, kp: Any, kv: Any, force_limit: Any) -> None:
         """Update the gains and force limits of position servos (e.g. after re-sampling)."""

@@ -51,8 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_bool, check_interval
 from ..actuators.models import DCMotorCfg
 from .task import BatchedTask, TaskCfg
+from .task_cfg import check_real_fields
 
 __all__ = ["AntCfg", "AntTask", "ant_dc_motor_cfg", "gymnasium_ant_xml_path", "ANT_JOINT_NAMES", "ANT_V5_ACTION_ORDER"]
 
@@ -132,11 +134,11 @@ class AntCfg(TaskCfg):
 
     def validate(self) -> None:
         super().validate()
-        lo, hi = self.healthy_z_range
-        if not lo < hi:
-            raise ValueError(f"AntCfg: healthy_z_range must be (low, high) with low < high [m], got {self.healthy_z_range!r}")
-        if not self.reset_noise_scale >= 0:
-            raise ValueError(f"AntCfg: reset_noise_scale must be >= 0, got {self.reset_noise_scale!r}")
+        name = type(self).__name__
+        check_interval(self.healthy_z_range, "healthy_z_range [m]", name, strict=True)
+        check_real_fields(self, name, {"reset_noise_scale": dict(low=0.0), "forward_reward_weight": {},
+                                       "ctrl_cost_weight": {}, "healthy_reward": {}})
+        check_bool(self.terminate_when_unhealthy, "terminate_when_unhealthy", name)
 
 
 class AntTask(BatchedTask):

@@ -26,8 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_interval
 from ..actuators.models import IdealPDActuatorCfg
 from .task import BatchedTask, TaskCfg
+from .task_cfg import check_real_fields
 
 __all__ = ["PendulumCfg", "PendulumTask", "pendulum_mjcf", "HOLDING_TORQUE"]
 
@@ -77,18 +79,12 @@ class PendulumCfg(TaskCfg):
 
     def validate(self) -> None:
         super().validate()
-        for name in ("mass", "length"):
-            v = getattr(self, name)
-            if not (v > 0 and math.isfinite(v)):
-                raise ValueError(f"PendulumCfg: {name} must be finite and > 0, got {v!r}")
-        for name in ("joint_damping", "joint_friction", "armature", "effort_cost"):
-            v = getattr(self, name)
-            if not (v >= 0 and math.isfinite(v)):
-                raise ValueError(f"PendulumCfg: {name} must be finite and >= 0, got {v!r}")
-        for name in ("command_range", "initial_angle_range") + (("joint_range",) if self.joint_range else ()):
-            lo, hi = getattr(self, name)
-            if not lo <= hi:
-                raise ValueError(f"PendulumCfg: {name} must be (low, high) with low <= high, got {(lo, hi)}")
+        name = type(self).__name__
+        positive, nonneg = dict(low=0.0, low_open=True), dict(low=0.0)
+        check_real_fields(self, name, {"mass": positive, "length": positive, "joint_damping": nonneg,
+                                       "joint_friction": nonneg, "armature": nonneg, "effort_cost": nonneg})
+        for key in ("command_range", "initial_angle_range") + (("joint_range",) if self.joint_range is not None else ()):
+            check_interval(getattr(self, key), f"{key} [rad]", name)
 
 
 HOLDING_TORQUE = 0.6 * GRAVITY * 0.5

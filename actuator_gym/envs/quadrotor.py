@@ -59,13 +59,14 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
-import torch
 from gymnasium.vector import AutoresetMode
 
+from .._checks import check_bool, check_real, real_array
 from ..actuators.models import IdealPDActuatorCfg
 from ..actuators.thruster import ThrusterCfg, allocation_matrix, body_wrench
 from .quadruped import quat_to_rotmat
 from .task import BatchedTask, TaskCfg, TaskEnv, resolve_cfg
+from .task_cfg import check_nested_cfg, check_real_fields
 
 __all__ = [
     "quadrotor_thruster_cfg",
@@ -341,6 +342,28 @@ class QuadrotorCfg(TaskCfg):
     def model_xml(self) -> str:
         return quadrotor_mjcf(self.geometry, self.physics_dt) if not self.mjcf else super().model_xml()
 
+    def validate(self) -> None:
+        super().validate()
+        name = type(self).__name__
+        check_nested_cfg(self.geometry, QuadrotorGeometry, name, "geometry")
+        check_nested_cfg(self.reward_cfg, QuadrotorRewardCfg, name, "reward_cfg")
+        check_real(self.reward_cfg.distance_scale, "reward_cfg.distance_scale", name, low=0.0, low_open=True)
+        g = self.geometry
+        for key in ("arm_length", "body_mass", "arm_mass", "motor_mass", "propeller_mass", "propeller_radius", "init_height"):
+            check_real(getattr(g, key), f"geometry.{key}", name, low=0.0, low_open=True)
+        if len(g.body_size) != 3 or min(g.body_size) <= 0:
+            raise ValueError(f"{name}: geometry.body_size must be 3 sizes > 0, got {g.body_size!r}")
+        for key in ("goal_low", "goal_high"):
+            v = real_array(getattr(self, key), key, name)
+            if v.shape != (3,) or not np.isfinite(v).all():
+                raise ValueError(f"{name}: {key} must be 3 finite numbers (x, y, z) [m], got {getattr(self, key)!r}")
+        if (np.asarray(self.goal_low, dtype=float) > np.asarray(self.goal_high, dtype=float)).any():
+            raise ValueError(f"{name}: goal_low must be <= goal_high, got {self.goal_low!r} and {self.goal_high!r}")
+        check_real_fields(self, name, {"init_pos_noise": dict(low=0.0), "init_tilt_noise": dict(low=0.0),
+                                       "min_altitude": {}, "max_altitude": {}, "bounds_xy": dict(low=0.0),
+                                       "max_tilt": dict(low=0.0)})
+        check_bool(self.random_yaw, "random_yaw", name)
+
 
 def _thruster_of(actuators: Any) -> ThrusterCfg:
     if isinstance(actuators, ThrusterCfg):
@@ -418,10 +441,9 @@ class QuadrotorTask(BatchedTask):
         self._goal_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "goal")
         self._site_pos = self.backend.model_field("site_pos") if self._goal_site >= 0 else None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        if seed is not None and not isinstance(seed, (list, tuple, np.ndarray)):
-            self.thruster.seed(_derive_seed(int(seed)))
-        return super().reset(seed=seed, options=options)
+    def _reseed(self, seed: int) -> None:
+        super()._reseed(seed)
+        self.thruster.seed(_derive_seed(seed))
 
     def sample_reset(self, env_ids, rng):
         k, cfg = len(env_ids), self.cfg

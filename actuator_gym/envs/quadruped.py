@@ -54,8 +54,10 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_bool, check_interval, check_real
 from ..actuators.models import ActuatorNetMLPCfg, DCMotorCfg, IdealPDActuatorCfg
 from .task import BatchedTask, TaskCfg
+from .task_cfg import check_nested_cfg, check_real_fields
 
 __all__ = [
     "go1_dc_motor_cfg",
@@ -443,6 +445,30 @@ class QuadrupedCfg(TaskCfg):
 
     def model_xml(self) -> str:
         return quadruped_mjcf(self.geometry, self.physics_dt) if not self.mjcf else super().model_xml()
+
+    def validate(self) -> None:
+        super().validate()
+        name = type(self).__name__
+        check_nested_cfg(self.geometry, QuadrupedGeometry, name, "geometry")
+        check_nested_cfg(self.reward_cfg, QuadrupedRewardCfg, name, "reward_cfg")
+        check_real(self.reward_cfg.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
+        g = self.geometry
+        for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",
+                    "foot_radius", "init_height"):
+            check_real(getattr(g, key), f"geometry.{key}", name, low=0.0, low_open=True)
+        for key in ("armature", "joint_damping", "foot_friction", "thigh_offset"):
+            check_real(getattr(g, key), f"geometry.{key}", name, low=0.0)
+        if len(g.trunk_size) != 3 or len(g.hip_offset) != 2 or min(g.trunk_size) <= 0:
+            raise ValueError(f"{name}: geometry.trunk_size must be 3 sizes > 0 and hip_offset 2 values, got "
+                             f"{g.trunk_size!r}, {g.hip_offset!r}")
+        check_real_fields(self, name, {"min_base_height": {}, "max_tilt": dict(low=0.0), "trunk_contact_margin": {},
+                                       "joint_pos_noise": dict(low=0.0)})
+        ranges = self.command_ranges
+        if not isinstance(ranges, (list, tuple)) or len(ranges) != 3:
+            raise TypeError(f"{name}: command_ranges must be three (low, high) pairs (vx, vy, yaw rate), got {ranges!r}")
+        for label, r in zip(("vx [m/s]", "vy [m/s]", "yaw rate [rad/s]"), ranges):
+            check_interval(r, f"command_ranges {label}", name)
+        check_bool(self.random_yaw, "random_yaw", name)
 
 
 class QuadrupedTask(BatchedTask):

@@ -84,11 +84,8 @@ substep and passes them to ``collection.compute``; backends without them (``mujo
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import math
-import os
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import gymnasium as gym
@@ -96,8 +93,10 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from .._checks import check_interval, check_num_envs, check_seed, real_array
 from ..collection import ActuatorCollection
-from ..randomization import Distribution
+from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
+from .task_cfg import autoreset_mode as _autoreset_mode
 
 __all__ = [
     "TaskCfg",
@@ -109,198 +108,20 @@ __all__ = [
     "make_task_vec",
 ]
 
-_ACTION_MODES = ("position", "velocity", "effort")
+_WRAPPER_ONLY_FIELDS = ("armature", "friction", "joint_effort_limit", "joint_velocity_limit")
 
 
-@dataclass(kw_only=True)
-class ModelFieldRandomization:
-    """Per-env randomization of one MuJoCo model field, re-drawn at every reset of an env.
-
-    ``field`` is an ``MjModel`` array (``"body_mass"``, ``"geom_friction"``, ``"dof_damping"``,
-    ``"dof_armature"``, ``"dof_frictionloss"``, ...; units are MuJoCo's SI units of that field:
-    kg, N·m·s/rad, kg·m², N·m, ...). ``index`` selects rows: an object id, a name (resolved by
-    the field's prefix: ``body_``, ``geom_``, ``jnt_``, ``dof_`` (by joint name), ``site_``,
-    ``actuator_``, ``tendon_``), or a list of them; None = all rows. ``column`` selects a column
-    of 2-D fields (``geom_friction`` column 0 = sliding friction); None = all columns.
-    ``distribution`` draws the values from the field's nominal (compiled) values, with its
-    ``operation`` (``"abs"``, ``"scale"``, ``"add"``); ``per_joint=True`` draws one value per
-    selected element, else one per env shared by them.
-    """
-
-    field: str
-    distribution: Distribution
-    index: int | str | Sequence[int | str] | None = None
-    column: int | None = None
-    label: str | None = None
-    """Key in ``info["randomization"]`` (default: ``field`` plus the index)."""
-
-
-@dataclass(kw_only=True)
-class TaskCfg:
-    """Configuration of a batched task. Subclass it to add task fields (and generate the MJCF)."""
-
-    mjcf: str = ""
-    """MJCF model: an XML string, or a path to an ``.xml`` file."""
-    physics_dt: float = 0.005
-    """[s]: physics substep (overrides the model's ``opt.timestep``)."""
-    decimation: int = 4
-    """[substeps]: physics substeps per control step (control period = ``physics_dt * decimation``)."""
-    episode_length_s: float = 10.0
-    """[s]: episode length; an episode is truncated after ``round(episode_length_s / dt)`` control steps."""
-    actuators: dict[str, Any] = field(default_factory=dict)
-    """``{group name: actuator config}`` over the model's 1-DOF joints (see ``ActuatorCollection``)."""
-    action_mode: str = "position"
-    """``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s] or ``"effort"`` [N·m or N]: what an action sets."""
-    action_joints: list[str] = field(default_factory=lambda: [".*"])
-    """Regexes (full match) of the joints the policy commands, in model order; must be actuated."""
-    action_scale: float | Sequence[float] = 1.0
-    """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar or per action joint."""
-    action_offset: float | Sequence[float] | str = 0.0
-    """[target unit]: scalar, per action joint, or ``"default"`` (the model's default joint pose)."""
-    action_bounds: tuple[float, float] | None = None
-    """(low, high) [action units] of the action space; None: from the joint range (position mode;
-    ``[-pi, pi]`` for unlimited hinges, ``[-1, 1]`` for unlimited slides) or ``[-1, 1]``."""
-    clip_actions: bool = True
-    """Clip actions to the action space before mapping them to targets."""
-    model_randomization: list[ModelFieldRandomization] = field(default_factory=list)
-    """Model fields re-drawn per env at every reset."""
-    nthread: int | None = None
-    """Threads of the physics batch (None: ``min(2, cpu_count)``)."""
-    render_width: int = 480
-    """[px]: rendered frame width."""
-    render_height: int = 480
-    """[px]: rendered frame height."""
-
-    def model_xml(self) -> str:
-        """The MJCF text (subclasses may generate it from their fields)."""
-        src = self.mjcf
-        if not src:
-            raise ValueError(f"{type(self).__name__}: mjcf is empty; give an MJCF string or a path to an .xml file")
-        if "<mujoco" in src:
-            return src
-        if not os.path.isfile(src):
-            raise ValueError(f"{type(self).__name__}: mjcf is neither MJCF text nor an existing file: {src!r}")
-        with open(src, encoding="utf-8") as f:
-            return f.read()
-
-    def model_dir(self) -> str | None:
-        """Directory for relative asset paths (the MJCF file's directory, if it is a path)."""
-        return os.path.dirname(os.path.abspath(self.mjcf)) if self.mjcf and "<mujoco" not in self.mjcf else None
-
-    def validate(self) -> None:
-        if not (isinstance(self.physics_dt, (int, float)) and self.physics_dt > 0 and math.isfinite(self.physics_dt)):
-            raise ValueError(f"{type(self).__name__}: physics_dt must be a finite number > 0 [s], got {self.physics_dt!r}")
-        if isinstance(self.decimation, bool) or not isinstance(self.decimation, (int, np.integer)) or self.decimation < 1:
-            raise ValueError(f"{type(self).__name__}: decimation must be an integer >= 1 [substeps], got {self.decimation!r}")
-        if not (self.episode_length_s > 0):
-            raise ValueError(f"{type(self).__name__}: episode_length_s must be > 0 [s], got {self.episode_length_s!r}")
-        if self.action_mode not in _ACTION_MODES:
-            raise ValueError(f"{type(self).__name__}: action_mode must be one of {_ACTION_MODES}, got {self.action_mode!r}")
-        if not isinstance(self.actuators, Mapping) or not self.actuators:
-            raise ValueError(f"{type(self).__name__}: actuators must be a non-empty {{group: actuator cfg}} mapping")
-
-
-def resolve_cfg(cfg_cls: type, cfg: Any, overrides: Mapping[str, Any]) -> Any:
-    if cfg is None:
-        cfg = cfg_cls()
-    elif not isinstance(cfg, TaskCfg):
-        raise ValueError(f"cfg must be a TaskCfg (e.g. {cfg_cls.__name__}), got {type(cfg).__name__}")
-    if overrides:
-        names = {f.name for f in dataclasses.fields(cfg) if f.init}
-        unknown = sorted(set(overrides) - names)
-        if unknown:
+def _refuse_joint_properties(actuators: Mapping[str, Any], owner: str) -> None:
+    """The batched task does not write joint properties into the model (ActuatorWrapper does):
+    refuse configs that set them instead of dropping them silently."""
+    for g, cfg in actuators.items():
+        given = [k for k in _WRAPPER_ONLY_FIELDS if getattr(cfg, k, None) is not None]
+        if given:
             raise ValueError(
-                f"{type(cfg).__name__}: unknown field(s) {unknown}; fields are {sorted(names)}"
+                f"{owner}: group {g!r} sets {given}, which the batched task does not apply (only ActuatorWrapper "
+                "writes joint properties into the model); set them in the MJCF, or randomize them with "
+                "model_randomization (e.g. field='dof_armature')"
             )
-        cfg = dataclasses.replace(cfg, **overrides)
-    cfg.validate()
-    return cfg
-
-
-def _autoreset_mode(value: Any, owner: str) -> AutoresetMode:
-    """An ``AutoresetMode`` from itself, its value (``"SameStep"``) or name (``"same_step"``)."""
-    if isinstance(value, AutoresetMode):
-        return value
-    key = str(value).replace("_", "").lower()
-    for m in AutoresetMode:
-        if key in (m.value.lower(), m.name.replace("_", "").lower()):
-            return m
-    raise ValueError(
-        f"{owner}: autoreset_mode must be one of {[m.value for m in AutoresetMode]} (or their names), got {value!r}"
-    )
-
-
-def _obj_type(field_name: str):
-    import mujoco
-
-    prefixes = {
-        "body_": mujoco.mjtObj.mjOBJ_BODY,
-        "geom_": mujoco.mjtObj.mjOBJ_GEOM,
-        "jnt_": mujoco.mjtObj.mjOBJ_JOINT,
-        "dof_": mujoco.mjtObj.mjOBJ_JOINT,
-        "site_": mujoco.mjtObj.mjOBJ_SITE,
-        "actuator_": mujoco.mjtObj.mjOBJ_ACTUATOR,
-        "tendon_": mujoco.mjtObj.mjOBJ_TENDON,
-    }
-    for p, t in prefixes.items():
-        if field_name.startswith(p):
-            return t
-    return None
-
-
-class _FieldRand:
-    """One resolved ModelFieldRandomization: rows/columns and nominal values."""
-
-    def __init__(self, spec: ModelFieldRandomization, model, backend):
-        import mujoco
-
-        if not isinstance(spec.distribution, Distribution):
-            raise ValueError(f"model_randomization[{spec.field!r}]: distribution must be a Distribution")
-        base = getattr(model, spec.field, None)
-        if not isinstance(base, np.ndarray):
-            raise ValueError(f"model_randomization: unknown MjModel field {spec.field!r}")
-        rows = np.arange(base.shape[0]) if spec.index is None else np.atleast_1d(np.asarray(spec.index, dtype=object))
-        resolved = []
-        for r in rows:
-            if isinstance(r, str):
-                t = _obj_type(spec.field)
-                i = -1 if t is None else mujoco.mj_name2id(model, t, r)
-                if i < 0:
-                    raise ValueError(f"model_randomization[{spec.field!r}]: no object named {r!r} for this field")
-                if spec.field.startswith("dof_"):
-                    i = int(model.jnt_dofadr[i])
-                resolved.append(int(i))
-            else:
-                i = int(r)
-                if not 0 <= i < base.shape[0]:
-                    raise ValueError(
-                        f"model_randomization[{spec.field!r}]: index {i} out of range [0, {base.shape[0] - 1}]"
-                    )
-                resolved.append(i)
-        self.rows = np.asarray(resolved, dtype=np.int64)
-        if spec.column is not None and (base.ndim != 2 or not 0 <= spec.column < base.shape[1]):
-            raise ValueError(f"model_randomization[{spec.field!r}]: column {spec.column} invalid for shape {base.shape}")
-        self.spec = spec
-        self.col = spec.column
-        sel = base[self.rows] if self.col is None else base[self.rows, self.col]
-        self.elem_shape = sel.shape
-        self.nominal = torch.as_tensor(np.array(sel, dtype=np.float64).reshape(1, -1))
-        self.label = spec.label or (spec.field if spec.index is None else f"{spec.field}[{spec.index}]")
-        self.values = backend.model_field(spec.field)
-        self.needs_const = spec.field in getattr(mujoco.MjModel, "_setconst_inputs", ())
-
-    def apply(self, ids: np.ndarray, gen: torch.Generator) -> None:
-        n = len(ids)
-        draw = self.spec.distribution.sample(self.nominal.expand(n, -1), gen).numpy()
-        draw = draw.reshape(n, *self.elem_shape)
-        if self.col is None:
-            self.values[ids[:, None], self.rows[None, :]] = draw
-        else:
-            self.values[ids[:, None], self.rows[None, :], self.col] = draw
-
-    def current(self) -> np.ndarray:
-        sel = self.values[:, self.rows] if self.col is None else self.values[:, self.rows, self.col]
-        return np.array(sel, dtype=np.float64).reshape(self.values.shape[0], -1)
 
 
 class BatchedTask(VectorEnv):
@@ -338,12 +159,14 @@ class BatchedTask(VectorEnv):
 
         from ..backends import make_backend
 
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"{type(self).__name__}: num_envs must be an integer >= 1, got {num_envs!r}")
-        mode = _autoreset_mode(autoreset_mode, type(self).__name__)
+        owner = type(self).__name__
+        num_envs = check_num_envs(num_envs, owner)
+        seed = check_seed(seed, owner)
+        mode = _autoreset_mode(autoreset_mode, owner)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
+        _refuse_joint_properties(cfg.actuators, owner)
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.autoreset_mode = mode
@@ -357,7 +180,13 @@ class BatchedTask(VectorEnv):
         self.physics_dt = float(cfg.physics_dt)
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
-        self.max_episode_steps = max(1, int(round(cfg.episode_length_s / self.dt)))
+        steps = cfg.episode_length_s / self.dt
+        if not steps < 2**62:
+            raise ValueError(
+                f"{owner}: episode_length_s={cfg.episode_length_s} s is {steps:g} control steps of {self.dt} s; "
+                "allowed: a finite length below 2**62 steps"
+            )
+        self.max_episode_steps = max(1, int(round(steps)))
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
         self.backend_name = backend
         self.device = self.backend.device
@@ -386,7 +215,7 @@ class BatchedTask(VectorEnv):
                     "effort_mode='explicit'"
                 ) from None
         self._setup_actions()
-        self._field_rands = [_FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
+        self._field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 
         n, j = self.num_envs, len(self.joint_names)
         self._cmd_t = {
@@ -477,28 +306,28 @@ class BatchedTask(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset all envs, or those of ``options["reset_mask"]`` ((num_envs,) bool). ``seed`` (an
-        int) re-seeds the task's generator and the actuator collection."""
-        if seed is not None:
-            if isinstance(seed, (list, tuple, np.ndarray)):
-                raise ValueError(
-                    f"{type(self).__name__}.reset: seed must be one int for the whole batch, got a sequence"
-                )
-            seed = int(seed)
-            self.rng = np.random.default_rng(seed)
-            self._gen.manual_seed(int(self.rng.integers(2**62)))
-            self.collection.seed(seed)
-            self._np_random, self._np_random_seed = self.rng, seed
+        int in ``[0, 2**64)``) re-seeds the task's generator and the actuator collection. Everything
+        is validated before anything changes."""
+        self._check_open("reset")
+        owner = f"{type(self).__name__}.reset"
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            raise TypeError(f"{owner}: seed must be one int for the whole batch, got a sequence")
+        seed = check_seed(seed, owner)
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"{owner}: options must be a dict (e.g. {{'reset_mask': mask}}) or None, got {type(options).__name__}")
         mask = None if options is None else options.get("reset_mask")
         if mask is None:
             ids = np.arange(self.num_envs)
         else:
-            mask = np.asarray(mask)
+            mask = np.asarray(mask.detach().cpu() if isinstance(mask, torch.Tensor) else mask)
             if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
                 raise ValueError(
-                    f"{type(self).__name__}.reset: options['reset_mask'] must be a bool array of shape "
+                    f"{owner}: options['reset_mask'] must be a bool array of shape "
                     f"({self.num_envs},), got {mask.dtype} {mask.shape}"
                 )
             ids = np.flatnonzero(mask)
+        if seed is not None:
+            self._reseed(seed)
         self._reset_envs(ids)
         reset_mask = np.zeros(self.num_envs, bool)
         reset_mask[ids] = True
@@ -506,7 +335,20 @@ class BatchedTask(VectorEnv):
         info = self._info(stepped=np.zeros(self.num_envs, bool), reset=reset_mask)
         return obs, info
 
+    def _reseed(self, seed: int) -> None:
+        """Re-seed every generator of the task from ``seed`` (validated); tasks with generators of
+        their own (the quadrotor's thruster) extend it."""
+        self.rng = np.random.default_rng(seed)
+        self._gen.manual_seed(int(self.rng.integers(2**62)))
+        self.collection.seed(seed)
+        self._np_random, self._np_random_seed = self.rng, seed
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise ValueError(f"{type(self).__name__}: {what}() called after close(); make a new env")
+
     def step(self, actions: Any):
+        self._check_open("step")
         a = self._check_actions(actions)
         n = self.num_envs
         reset_now = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
@@ -574,7 +416,10 @@ class BatchedTask(VectorEnv):
         cfg = self.cfg
         ids = match_names(cfg.action_joints, list(self.joint_names), "action_joints")
         if not ids:
-            raise ValueError(f"action_joints {cfg.action_joints} match none of the joints {list(self.joint_names)}")
+            raise ValueError(
+                f"{type(cfg).__name__}: action_joints {list(np.atleast_1d(cfg.action_joints))} match none of the joints "
+                f"{list(self.joint_names)}"
+            )
         passive = [self.joint_names[i] for i in ids if self.joint_names[i] in self.collection.passive_joints]
         if passive:
             raise ValueError(f"action_joints: joints {passive} are in no actuator group; add a group or drop them")
@@ -582,11 +427,13 @@ class BatchedTask(VectorEnv):
         k = len(ids)
 
         def per_joint(v, what):
-            arr = np.asarray(v, dtype=np.float64)
+            arr = real_array(v, what, type(cfg).__name__)
             if arr.ndim == 0:
                 arr = np.full(k, float(arr))
             if arr.shape != (k,) or not np.isfinite(arr).all():
-                raise ValueError(f"{what} must be a finite scalar or have one value per action joint ({k}), got {v!r}")
+                raise ValueError(
+                    f"{type(cfg).__name__}: {what} must be a finite scalar or have one value per action joint ({k}), got {v!r}"
+                )
             return arr
 
         self._scale = per_joint(cfg.action_scale, "action_scale")
@@ -599,9 +446,7 @@ class BatchedTask(VectorEnv):
         else:
             self._offset = per_joint(cfg.action_offset, "action_offset")
         if cfg.action_bounds is not None:
-            lo, hi = (float(x) for x in cfg.action_bounds)
-            if not lo < hi:
-                raise ValueError(f"action_bounds must be (low, high) with low < high, got {cfg.action_bounds!r}")
+            lo, hi = check_interval(cfg.action_bounds, "action_bounds", type(cfg).__name__, strict=True, allow_inf=True)
             low, high = np.full(k, lo), np.full(k, hi)
         elif cfg.action_mode == "position":
             rng = self.backend.joints.range[self.action_joint_ids].copy()
@@ -618,12 +463,10 @@ class BatchedTask(VectorEnv):
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, self.num_actions)
-        if isinstance(actions, torch.Tensor):
-            actions = actions.detach().cpu().numpy()
-        try:
-            a = np.array(actions, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{type(self).__name__}.step: actions must be a numeric array of shape {shape}: {exc}") from None
+        if type(actions) is np.ndarray and actions.dtype.kind in "fiu":
+            a = np.array(actions, dtype=np.float64)  # the common case; a copy (the caller's array stays theirs)
+        else:
+            a = np.array(real_array(actions, "actions", f"{type(self).__name__}.step"), dtype=np.float64)
         if a.shape != shape:
             raise ValueError(
                 f"{type(self).__name__}.step: actions must have shape {shape} (num_envs, num_actions), got {a.shape}"
@@ -835,13 +678,16 @@ class TaskEnv(gym.Env):
         self.task.backend.data(0, self.data)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        self.task._check_open("reset")
+        check_seed(seed, f"{type(self).__name__}.reset")  # before Gymnasium's own seeding sees it
         super().reset(seed=seed)
         obs, info = self.task.reset(seed=seed, options=options)
         self._sync()
         return obs[0].copy(), _unbatch(info, 0)
 
     def step(self, action: Any):
-        a = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
+        self.task._check_open("step")
+        a = real_array(action, "action", "TaskEnv.step")
         if a.shape != self.action_space.shape:
             raise ValueError(f"TaskEnv.step: action must have shape {self.action_space.shape}, got {a.shape}")
         obs, rew, term, trunc, info = self.task.step(a[None])

@@ -22,6 +22,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
@@ -38,11 +39,26 @@ _UNLIMITED_HALF_SPAN = {"hinge": math.pi, "slide": 1.0}
 """Half-width [rad or m] of the position action bounds around the offset for unlimited joints."""
 
 
-def _per_joint(value: Any, n: int, what: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"ActuatorWrapper: {what} must be a number or a sequence of {n} numbers, got {value!r}") from None
+def _refuse_stacking(env: gym.Env) -> None:
+    """``TypeError`` when ``env`` already has an ActuatorWrapper in its wrapper chain (the inner
+    wrapper's substep hook would be replaced and its actuators would never run)."""
+    e = env
+    while isinstance(e, gym.Wrapper):
+        if isinstance(e, ActuatorWrapper):
+            raise TypeError(
+                f"ActuatorWrapper: the env is already wrapped in an ActuatorWrapper (groups {list(e.collection)}); "
+                "wrapping it again would replace its substep hook -- put every actuator group into one "
+                "ActuatorWrapper(env, actuators={...})"
+            )
+        e = e.env
+
+
+def _per_joint(value: Any, n: int, what: str, convert_only: bool = False) -> np.ndarray:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"ActuatorWrapper: {what} must be a number or a sequence of {n} numbers, got {value!r}")
+    arr = real_array(value, what, "ActuatorWrapper")
+    if convert_only:  # the caller tiles it per channel first
+        return arr
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
@@ -93,10 +109,17 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             action_offset=action_offset, joints=joints,
         )
         gym.Wrapper.__init__(self, env)
-        if action_mode not in ACTION_MODES:
+        if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
             raise ValueError(f"ActuatorWrapper: action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.action_mode = action_mode
+        self._closed = False
+        _refuse_stacking(env)
         self._sim = substep_hook_env(env)
+        if getattr(self._sim, "has_substep_hook", lambda: False)():
+            raise ValueError(
+                "ActuatorWrapper: the env already has a substep hook installed (is another ActuatorWrapper "
+                "wrapping the same env?); one env takes one ActuatorWrapper, with every actuator group in it"
+            )
         model, data = self._sim.model, self._sim.data
         self._model, self._data = model, data
 
@@ -139,8 +162,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._kinds = [ji.kind[i] for i in cols]
         self._default_pos = np.clip(ji.default_pos[cols], self._range[:, 0], self._range[:, 1])
 
-        self._setup_implicit(env_acts)
-        self._apply_joint_properties()
+        # -- validate everything first; the env's MjModel is written only at the end, so a refused
+        #    construction leaves the env bit for bit as it was
+        self._plan_implicit()
+        property_writes = self._plan_joint_properties()
         self._setup_action_space(action_scale, action_offset, env_acts)
 
         # -- hot-path buffers ----------------------------------------------------------------
@@ -169,6 +194,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._randomized = [g for g in self.collection if self.collection[g].randomized_parameters()]
         self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.collection.parameters().items()}
         self._reset_targets()
+        # -- every check passed: write into the env's model, then install the hook
+        self._configure_implicit()
+        for arr, dofs, vals in property_writes:
+            arr[dofs] = vals
         explicit_only = not self._implicit and self._mass_ids is None
         self._sim.set_substep_hook(self._substep_explicit if explicit_only else self._substep)
 
@@ -181,6 +210,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         if isinstance(patterns, str):
             patterns = [patterns]
+        if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
+            raise TypeError(f"ActuatorWrapper: joints must be a list of regex strings (or None), got {patterns!r}")
+        if not patterns:
+            raise ValueError("ActuatorWrapper: joints must name at least one joint (or be None: the env's actuated joints)")
         names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(model.njnt)]
         out: list[str] = []
         for p in patterns:
@@ -194,7 +227,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             out += [h for h in hits if h not in out]
         return out
 
-    def _setup_implicit(self, env_acts) -> None:
+    def _plan_implicit(self) -> None:
+        """Resolve the MuJoCo actuators of the implicit groups and check they can become position
+        servos (nothing is written: :meth:`_configure_implicit` does that once all checks passed)."""
         c, be = self.collection, self.backend
         self._implicit = []  # (group, collection cols, actuator ids)
         for g in c.implicit_groups:
@@ -205,18 +240,22 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ValueError(
                     f"ActuatorWrapper: implicit group '{g}' needs one MuJoCo actuator per joint: {exc}"
                 ) from None
+            be.check_position_servos(acts)
             self._implicit.append((g, np.asarray(ids, dtype=np.intp), acts))
         if self._implicit:
             self._imp_cols = np.concatenate([i for _, i, _ in self._implicit])
             self._imp_acts = np.concatenate([a for _, _, a in self._implicit])
-            for _, ids, acts in self._implicit:
-                be.configure_position_servos(acts, 1.0, 0.0, np.inf, None)
             # implicit columns that are driven (all of them), as positions in the action order
             order = list(self._cols_idx)
             self._imp_sel = np.asarray([i for i, c in enumerate(self._imp_cols) if c in order], dtype=np.intp)
             self._imp_pos = np.asarray([order.index(self._imp_cols[i]) for i in self._imp_sel], dtype=np.intp)
             self._imp_a = np.zeros((1, len(self._imp_cols)))
             self._imp_b = np.zeros((1, len(self._imp_cols)))
+
+    def _configure_implicit(self) -> None:
+        """Turn the implicit groups' MuJoCo actuators into servos with the gains in force."""
+        if self._implicit:
+            self.backend.configure_position_servos(self._imp_acts, 1.0, 0.0, np.inf, None)
             self._apply_implicit_gains()
 
     def _apply_implicit_gains(self) -> None:
@@ -248,9 +287,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._model.actuator_ctrlrange[acts[lim_ok]] = cr[lim_ok]
             off += k
 
-    def _apply_joint_properties(self) -> None:
-        """Write armature / friction of each group into the MuJoCo model; reject what MuJoCo lacks."""
+    def _plan_joint_properties(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The armature / friction writes of every group, ``[(model array, dofs, values)]``, all
+        checked (nothing is written here); reject what MuJoCo lacks."""
         m = self._model
+        writes = []
         for g in self.collection:
             cfg = self.collection[g].cfg
             if cfg is None:
@@ -279,7 +320,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 vals = _per_joint(v, len(ids), f"group '{g}' {field}")
                 if (vals < 0).any():
                     raise ValueError(f"ActuatorWrapper: group '{g}': {field} must be >= 0, got {vals.tolist()}")
-                arr[dofs] = vals
+                writes.append((arr, dofs, vals))
+        return writes
 
     def _setup_action_space(self, action_scale, action_offset, env_acts) -> None:
         J, mode = len(self.joint_names), self.action_mode
@@ -289,8 +331,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # defaults per channel
         eff_scale = np.ones(J)
         m = self._model
+        # the implicit groups' actuators become gear-1 servos without ctrl limits in effort mode
+        # (configured after this check), so their scale stays 1
+        servo = {self.backend.joints.names[i] for _, ids, _ in self._implicit for i in ids}
         for a, name in env_acts:
-            if name in self.joint_names:
+            if name in self.joint_names and name not in servo:
                 cr = m.actuator_ctrlrange[a]
                 peak = abs(m.actuator_gear[a, 0]) * (max(abs(cr[0]), abs(cr[1])) if m.actuator_ctrllimited[a] else 1.0)
                 if peak > 0:
@@ -300,9 +345,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if action_scale is None:
             scale = np.concatenate([default_scale[ch] for ch in channels])
         else:
-            s = np.asarray(action_scale, dtype=np.float64) if not isinstance(action_scale, str) else None
-            if s is None:
-                raise ValueError(f"ActuatorWrapper: action_scale must be a number or an array, got {action_scale!r}")
+            s = _per_joint(action_scale, A, "action_scale", convert_only=True)
             scale = _per_joint(np.tile(s, len(channels)) if s.shape == (J,) and A != J else s, A, "action_scale")
         if (scale == 0).any():
             raise ValueError(f"ActuatorWrapper: action_scale must be non-zero, got {scale.tolist()}")
@@ -311,7 +354,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ValueError(f"ActuatorWrapper: action_offset must be 'default', a number or an array, got {action_offset!r}")
             offset = np.concatenate([default_offset[ch] for ch in channels])
         else:
-            o = np.asarray(action_offset, dtype=np.float64)
+            o = _per_joint(action_offset, A, "action_offset", convert_only=True)
             offset = _per_joint(np.tile(o, len(channels)) if o.shape == (J,) and A != J else o, A, "action_offset")
         self._scale, self._offset = scale, offset
         low, high = -np.ones(A), np.ones(A)
@@ -341,12 +384,14 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._tgt_eff[0, c] = 0.0
 
     def _check_action(self, action: Any) -> np.ndarray:
-        try:
-            a = np.asarray(action.detach().cpu() if isinstance(action, torch.Tensor) else action, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
+        if type(action) is np.ndarray and action.dtype.kind in "fiu":
+            a = action.astype(np.float64, copy=False)  # the common case
+        elif isinstance(action, (dict, set, str, bytes)) or action is None:
+            raise TypeError(
                 f"ActuatorWrapper: action must be a numeric array of shape ({self._nact},), got {type(action).__name__}"
-            ) from None
+            )
+        else:
+            a = real_array(action, "action", "ActuatorWrapper")
         if a.shape != (self._nact,):
             raise ValueError(
                 f"ActuatorWrapper: action must have shape ({self._nact},) for action_mode={self.action_mode!r} "
@@ -427,7 +472,12 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._abs_work[0, self._imp_cols] += np.abs(force * self._qd_imp[0])
         return force
 
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise ValueError(f"ActuatorWrapper: {what}() called after close(); the actuators are detached from the env")
+
     def step(self, action):
+        self._check_open("step")
         a = self._check_action(action)
         self._write_targets(a)
         self._abs_work.fill(0.0)
@@ -477,6 +527,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         }
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        self._check_open("reset")
+        check_seed(seed, "ActuatorWrapper.reset")  # before the env's own seeding sees it
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"ActuatorWrapper.reset: options must be a dict or None, got {type(options).__name__}")
         obs, info = self.env.reset(seed=seed, options=options)
         if self._randomized:
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
@@ -499,6 +553,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return {g: {k: v.copy() for k, v in ps.items()} for g, ps in self._param_cache.items()}
 
     def close(self):
+        """Detach the actuators (the env's own simulation step is restored) and close the env.
+        Idempotent; ``step`` / ``reset`` afterwards are a ``ValueError``."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._sim.set_substep_hook(None)
         finally:

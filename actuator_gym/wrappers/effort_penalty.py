@@ -44,7 +44,10 @@ class EffortPenalty(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, reward, terminated, truncated, info = self.env.step(action)
         tel = info.get("actuator")
         if tel is None or "applied_effort" not in tel:
-            raise RuntimeError("EffortPenalty needs info['actuator'] telemetry; wrap the env in ActuatorWrapper first")
+            raise ValueError(
+                "EffortPenalty needs info['actuator']['applied_effort'] from the env's step; wrap the env in "
+                "ActuatorWrapper first (or use an actuator_gym task)"
+            )
         effort = self.effort_weight * float(np.sum(np.square(tel["applied_effort"])))
         energy = self.energy_weight * float(np.sum(tel["energy"]))
         info = dict(info)

@@ -77,6 +77,10 @@ class GymnasiumMujocoAdapter:
     def dt(self) -> float:
         return float(self.env.dt)
 
+    def has_substep_hook(self) -> bool:
+        """Whether a hook (or anything else) already replaced the instance's simulation step."""
+        return "_step_mujoco_simulation" in self.env.__dict__
+
     def set_substep_hook(self, hook) -> None:
         env = self.env
         if hook is None:
