@@ -59,6 +59,21 @@ MODEL_FIELDS = ("armature", "friction", "joint_effort_limit", "joint_velocity_li
 """Config fields written to the physics model rather than to a part; each must be >= 0."""
 
 
+def _blame(key: str, body: dict, message: str) -> str:
+    """The key path of the field a constructor's error names first (else the group's own path)."""
+    import re
+
+    hits = [(m.start(), k) for k in body if (m := re.search(rf"\b{re.escape(str(k))}\b", message))]
+    return key_path(key, min(hits)[1]) if hits else key
+
+
+def _trust_hint(message: str) -> str:
+    """A checkpoint-trust refusal, with where the opt-in comes from for a YAML file."""
+    if TRUST_KEY + "=True" in message:
+        message += "; for a YAML file: configs.load(path, allow_unsafe_checkpoint=True) or --allow-unsafe-checkpoint"
+    return message
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
@@ -109,7 +124,7 @@ class GroupChecker:
         try:
             cfg = cls(**kwargs)
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{self.where}: {key}: {exc}") from None
+            raise ConfigError(f"{self.where}: {_blame(key, body, str(exc))}: {exc}") from None
         if hasattr(cfg, "recipe"):
             self._check_built(cfg, kwargs, key)
         return cfg
@@ -270,18 +285,15 @@ class GroupChecker:
         from .actuators import models
 
         try:
-            models._check_effort_mode(cfg, cfg.effort_mode)
-        except ValueError as exc:
-            raise self.err(key_path(key, "effort_mode"), exc) from None
+            cfg.validate()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{self.where}: {_blame(key, kwargs, str(exc))}: {_trust_hint(str(exc))}") from None
         if cfg.min_delay > cfg.max_delay:
             raise self.err(key_path(key, "min_delay"), f"min_delay ({cfg.min_delay}) must be <= max_delay ({cfg.max_delay}) [substeps]")
         try:
             recipe = cfg.recipe()
         except (TypeError, ValueError) as exc:
-            msg = str(exc)
-            if TRUST_KEY + "=True" in msg:
-                msg += "; for a YAML file: configs.load(path, allow_unsafe_checkpoint=True) or --allow-unsafe-checkpoint"
-            raise ConfigError(f"{self.where}: {key}: {msg}") from None
+            raise ConfigError(f"{self.where}: {key}: {_trust_hint(str(exc))}") from None
         aliases = dict(recipe.get("aliases", {}))
         delay = recipe.get("delay")
         if delay is None and cfg.max_delay > 0:  # as ActuatorBaseCfg.build

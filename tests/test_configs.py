@@ -114,5 +114,5 @@ def test_effort_mode_in_presets(tmp_path):
     assert acts["legs"].effort_mode == "implicit" and acts["tail"].effort_mode == "explicit"
     assert acts["legs"].build(joint_names=["a"]).effort_mode == "implicit"
     bad = write(tmp_path, "kind: actuators\ngroups:\n  g: {model: IdealPD, effort_mode: semi}\n", "bad.yaml")
-    with pytest.raises(configs.ConfigError, match=r"groups.g: .*effort_mode must be one of \['explicit', 'implicit'\], got 'semi'"):
+    with pytest.raises(configs.ConfigError, match=r"groups.g.effort_mode: .*effort_mode must be one of \['explicit', 'implicit'\], got 'semi'"):
         configs.load(bad)

@@ -171,6 +171,16 @@ class ActuatorBaseCfg:
             if key not in used and hasattr(self, key):
                 check_value(getattr(self, key), key, type(self).__name__, default=default, domain=domain)
 
+    def validate(self) -> None:
+        """Every check :meth:`build` makes that needs no joints: ``effort_mode``, the delay fields,
+        ``implicit_options``, the recipe's parts and the numeric fields the recipe does not use.
+        ``ValueError`` / ``TypeError`` naming the field (``configs.load`` calls it for every group)."""
+        _check_effort_mode(self, self.effort_mode)
+        self._check_delay_fields()
+        self._implicit_options()
+        recipe = self.recipe()
+        self._check_unused_fields(recipe, recipe.pop("aliases", {}))
+
     # -- recipe -----------------------------------------------------------------------------
     def recipe(self) -> dict[str, Any]:
         """``dict(drive=, delay=, clamping=, aliases=)`` for :class:`Actuator`."""
