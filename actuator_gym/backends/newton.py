@@ -63,6 +63,7 @@ import mujoco
 import numpy as np
 import torch
 
+from .._math import quat_to_rotmat, rotate, rotate_inverse
 from ._warp import HostArray, import_extra, import_warp, resolve_device
 from .base import PhysicsBackend, env_index
 from .mujoco import OffscreenRenderer, joint_info
@@ -116,25 +117,6 @@ def _import_newton():
     return import_extra("newton", "backend='newton' needs newton==1.8.0 (core package, not newton[sim])")
 
 
-def _quat_mat(wxyz: np.ndarray) -> np.ndarray:
-    """``(n, 3, 3)`` rotation matrices of ``(n, 4)`` quaternions ``(w, x, y, z)`` (normalized here)."""
-    q = wxyz / np.linalg.norm(wxyz, axis=-1, keepdims=True)
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    return np.stack([
-        1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-        2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-        2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
-    ], axis=-1).reshape(-1, 3, 3)
-
-
-def _rot(R: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.einsum("nij,nj->ni", R, v)
-
-
-def _rot_t(R: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.einsum("nji,nj->ni", R, v)
-
-
 class StateConverter:
     """MuJoCo <-> Newton generalized state for one model (see the module docstring for the
     conventions). ``free``: ``(qpos_adr, dof_adr, com)`` per free joint, ``com`` the child body's
@@ -153,30 +135,30 @@ class StateConverter:
         qvel[:] = jqd
         for a, d, com in self.free:
             wxyz = jq[:, [a + 6, a + 3, a + 4, a + 5]].astype(np.float64)
-            R = _quat_mat(wxyz)
+            R = quat_to_rotmat(wxyz)
             omega = jqd[:, d + 3:d + 6].astype(np.float64)
             qpos[:, a + 3:a + 7] = wxyz
-            qvel[:, d:d + 3] = jqd[:, d:d + 3] - np.cross(omega, _rot(R, np.broadcast_to(com, omega.shape)))
-            qvel[:, d + 3:d + 6] = _rot_t(R, omega)
+            qvel[:, d:d + 3] = jqd[:, d:d + 3] - np.cross(omega, rotate(R, np.broadcast_to(com, omega.shape)))
+            qvel[:, d + 3:d + 6] = rotate_inverse(R, omega)
         for a, d in self.ball:
             wxyz = jq[:, [a + 3, a, a + 1, a + 2]].astype(np.float64)
             qpos[:, a:a + 4] = wxyz
-            qvel[:, d:d + 3] = _rot_t(_quat_mat(wxyz), jqd[:, d:d + 3].astype(np.float64))
+            qvel[:, d:d + 3] = rotate_inverse(quat_to_rotmat(wxyz), jqd[:, d:d + 3].astype(np.float64))
 
     def to_newton(self, qpos: np.ndarray, qvel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """MuJoCo ``qpos (n, nq)``, ``qvel (n, nv)`` -> Newton ``(joint_q, joint_qd)`` (fresh float64)."""
         jq, jqd = np.array(qpos, dtype=np.float64), np.array(qvel, dtype=np.float64)
         for a, d, com in self.free:
             wxyz = _unit(qpos[:, a + 3:a + 7], "qpos", a + 3)
-            R = _quat_mat(wxyz)
-            omega = _rot(R, qvel[:, d + 3:d + 6])
+            R = quat_to_rotmat(wxyz)
+            omega = rotate(R, qvel[:, d + 3:d + 6])
             jq[:, a + 3:a + 6], jq[:, a + 6] = wxyz[:, 1:], wxyz[:, 0]
-            jqd[:, d:d + 3] = qvel[:, d:d + 3] + np.cross(omega, _rot(R, np.broadcast_to(com, omega.shape)))
+            jqd[:, d:d + 3] = qvel[:, d:d + 3] + np.cross(omega, rotate(R, np.broadcast_to(com, omega.shape)))
             jqd[:, d + 3:d + 6] = omega
         for a, d in self.ball:
             wxyz = _unit(qpos[:, a:a + 4], "qpos", a)
             jq[:, a:a + 3], jq[:, a + 3] = wxyz[:, 1:], wxyz[:, 0]
-            jqd[:, d:d + 3] = _rot(_quat_mat(wxyz), qvel[:, d:d + 3])
+            jqd[:, d:d + 3] = rotate(quat_to_rotmat(wxyz), qvel[:, d:d + 3])
         return jq, jqd
 
 
@@ -468,7 +450,7 @@ class NewtonBackend(PhysicsBackend):
             else:
                 self.solver = newton.solvers.SolverXPBD(self.nmodel)
         self._nb = m.nbody - 1  # Newton bodies per world (MuJoCo's minus the world body)
-        self._body_iframe = _quat_mat(np.asarray(m.body_iquat[1:], dtype=np.float64))  # principal axes
+        self._body_iframe = quat_to_rotmat(np.asarray(m.body_iquat[1:], dtype=np.float64))  # principal axes
         self._shape_rows = self._world_shapes()
         self._body_com = np.asarray(self.nmodel.body_com.numpy()[: self._nb], dtype=np.float64)
         self.solver_name = solver
@@ -760,13 +742,13 @@ class NewtonBackend(PhysicsBackend):
         bq = self._view("body_q").reshape(self.num_envs * self._nb, 7).astype(np.float64)
         wxyz = bq[:, [6, 3, 4, 5]]
         wxyz /= np.linalg.norm(wxyz, axis=1, keepdims=True)
-        R = _quat_mat(wxyz)
+        R = quat_to_rotmat(wxyz)
         n, nb = self.num_envs, self._nb
         values = {
             "xpos": lambda: bq[:, :3],
             "xquat": lambda: wxyz,
             "xmat": lambda: R.reshape(-1, 9),
-            "xipos": lambda: bq[:, :3] + _rot(R, np.tile(self._body_com, (n, 1))),
+            "xipos": lambda: bq[:, :3] + rotate(R, np.tile(self._body_com, (n, 1))),
         }
         for name, arr in self._fields.items():
             arr.flags.writeable = True
