@@ -54,7 +54,6 @@ Neural drives and implicit groups are not exported (``ValueError`` naming the gr
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -64,9 +63,10 @@ import numpy as np
 import torch
 
 from .._math import quat_to_rotmat, rotate, rotate_inverse
-from ._warp import HostArray, import_extra, import_warp, resolve_device
-from .base import PhysicsBackend, env_index
-from .mujoco import OffscreenRenderer, joint_info
+from ._warp import HostArray, import_extra
+from .base import check_num_envs, env_index
+from .mujoco import joint_info
+from .warp_common import WarpBackend
 
 __all__ = ["NewtonBackend", "NewtonContactCfg", "NativeActuators"]
 
@@ -386,7 +386,7 @@ class _ModelFields:
         return out
 
 
-class NewtonBackend(PhysicsBackend):
+class NewtonBackend(WarpBackend):
     """``num_envs`` Newton worlds of the model in ``mjcf``.
 
     Args:
@@ -402,10 +402,11 @@ class NewtonBackend(PhysicsBackend):
             :class:`NewtonContactCfg`, or ``False`` / ``None`` (no collision pass: floors do nothing).
     """
 
+    _POS_ARRAY, _VEL_ARRAY, _EFFORT_ARRAY = "joint_q", "joint_qd", "joint_f"
+
     def __init__(self, mjcf: str, num_envs: int, device: Any = "cpu", physics_dt: float | None = None,
                  solver: str = "featherstone", graph: bool = True, contacts: bool | NewtonContactCfg = True):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"NewtonBackend: num_envs must be an integer >= 1, got {num_envs!r}")
+        num_envs = check_num_envs("NewtonBackend", num_envs)
         if solver not in _SOLVERS:
             raise ValueError(f"NewtonBackend: solver must be one of {_SOLVERS}, got {solver!r}")
         if contacts is True:
@@ -417,18 +418,15 @@ class NewtonBackend(PhysicsBackend):
         else:
             contacts.validate()
         self.contact_cfg = contacts
-        self.wp = wp = import_warp()
+        self._init_warp(device, graph)
         newton = _import_newton()
-        self.wp_device, self.device = resolve_device(device)
         self.model = mujoco.MjModel.from_xml_string(mjcf)  # the MuJoCo view: joint names and layout
         if physics_dt is not None:
             self.model.opt.timestep = float(physics_dt)
         self.physics_dt = float(self.model.opt.timestep)
-        self.num_envs = int(num_envs)
-        self.joints = joint_info(self.model)
+        self.num_envs = num_envs
+        self._init_joints(joint_info(self.model))
         m = self.model
-        self._cuda = self.device.type == "cuda"
-        self._stream = wp.stream_from_torch(torch.cuda.current_stream(self.device)) if self._cuda else None
         with self._scope():
             art = newton.ModelBuilder()
             art.add_mjcf(mjcf)
@@ -458,12 +456,7 @@ class NewtonBackend(PhysicsBackend):
         self._maximal = solver == "xpbd"
         self._newton = newton
         self._nq, self._nv = m.nq, m.nv
-        self._graph_ok = bool(graph) and self._cuda
-        self._graph = None
-        self._eager_steps = 0
-        self._host: dict[str, HostArray] = {}
         self._qpos0 = np.asarray(m.qpos0, dtype=np.float64)
-        self._renderer: OffscreenRenderer | None = None
         self._world_model_copy: mujoco.MjModel | None = None  # holds one world's per-world fields
         self._mirror: dict[str, np.ndarray] = {}  # MuJoCo-layout qpos/qvel (free/ball models)
         self._mirror_fresh = False
@@ -536,13 +529,6 @@ class NewtonBackend(PhysicsBackend):
             t = self.wp.to_torch(getattr(self.nmodel, f"shape_material_{name}"))
             t[rows] = torch.as_tensor(value, dtype=t.dtype, device=self.device)
 
-    def _scope(self):
-        stack = contextlib.ExitStack()
-        stack.enter_context(self.wp.ScopedDevice(self.wp_device))
-        if self._stream is not None:
-            stack.enter_context(self.wp.ScopedStream(self._stream))
-        return stack
-
     # -- views -----------------------------------------------------------------------------------
     def _view(self, name: str) -> np.ndarray:
         h = self._host.get(name)
@@ -557,17 +543,8 @@ class NewtonBackend(PhysicsBackend):
         n = self._nq if name == "joint_q" else self._nv
         return self.wp.to_torch(getattr(owner, name)).view(self.num_envs, n)
 
-    def torch_joint_pos(self) -> torch.Tensor:
-        return self.torch_field("joint_q")[:, self.joints.qpos_adr]
-
-    def torch_joint_vel(self) -> torch.Tensor:
-        return self.torch_field("joint_qd")[:, self.joints.dof_adr]
-
-    def torch_set_joint_effort(self, effort: torch.Tensor) -> None:
-        self.torch_field("joint_f")[:, self.joints.dof_adr] = effort.to(torch.float32)
-
-    def _raw(self, name: str) -> np.ndarray:
-        """``(num_envs, n)`` host view of Newton's ``joint_q`` / ``joint_qd`` (Newton's layout)."""
+    def _hostview(self, name: str) -> np.ndarray:
+        """``(num_envs, n)`` host view of Newton's ``joint_q`` / ``joint_qd`` / ``joint_f`` (Newton's layout)."""
         return self._view(name).reshape(self.num_envs, self._nq if name == "joint_q" else self._nv)
 
     def _mujoco_state(self) -> tuple[np.ndarray, np.ndarray]:
@@ -578,7 +555,7 @@ class NewtonBackend(PhysicsBackend):
             self._mirror_fresh = False
         if not self._mirror_fresh:
             mq.flags.writeable = mv.flags.writeable = True
-            self.converter.to_mujoco(self._raw("joint_q"), self._raw("joint_qd"), mq, mv)
+            self.converter.to_mujoco(self._hostview("joint_q"), self._hostview("joint_qd"), mq, mv)
             mq.flags.writeable = mv.flags.writeable = False
             self._mirror_fresh = True
         return mq, mv
@@ -589,7 +566,7 @@ class NewtonBackend(PhysicsBackend):
         hinge/slide-only models; a read-only float64 mirror (quaternions ``wxyz``) when the model
         has free or ball joints."""
         if self.converter.identity:
-            return self._raw("joint_q")
+            return self._hostview("joint_q")
         return self._mujoco_state()[0]
 
     @property
@@ -597,14 +574,8 @@ class NewtonBackend(PhysicsBackend):
         """``(num_envs, nv)`` in MuJoCo's convention (free joints: body-origin linear velocity in
         the world frame, angular velocity in the body frame); see :attr:`qpos`."""
         if self.converter.identity:
-            return self._raw("joint_qd")
+            return self._hostview("joint_qd")
         return self._mujoco_state()[1]
-
-    def joint_pos(self) -> np.ndarray:
-        return self._raw("joint_q")[:, self.joints.qpos_adr]
-
-    def joint_vel(self) -> np.ndarray:
-        return self._raw("joint_qd")[:, self.joints.dof_adr]
 
     @property
     def xfrc_applied(self) -> np.ndarray:
@@ -615,21 +586,6 @@ class NewtonBackend(PhysicsBackend):
         if self._xfrc is None:
             self._xfrc = np.zeros((self.num_envs, self._nb + 1, 6))
         return self._xfrc
-
-    def set_joint_effort(self, effort: Any) -> None:
-        """Generalized force [N·m or N] on each joint's DOF (``control.joint_f``), held until set again."""
-        shape = (self.num_envs, len(self.joints))
-        if tuple(getattr(effort, "shape", ())) != shape:
-            raise ValueError(f"NewtonBackend.set_joint_effort: effort must have shape {shape}, got {tuple(np.shape(effort))}")
-        if self._cuda or (isinstance(effort, torch.Tensor) and effort.device.type != "cpu"):
-            self.torch_set_joint_effort(torch.as_tensor(effort, device=self.device))
-        else:
-            e = effort.detach().numpy() if isinstance(effort, torch.Tensor) else np.asarray(effort)
-            self._view("joint_f").reshape(self.num_envs, self._nv)[:, self.joints.dof_adr] = e
-
-    @property
-    def graph_captured(self) -> bool:
-        return self._graph is not None
 
     def _substep(self) -> None:
         s0, s1 = self.state_0, self.state_1
@@ -657,28 +613,15 @@ class NewtonBackend(PhysicsBackend):
                 t.copy_(src.to(device=self.device, dtype=t.dtype))
 
     def step(self, nstep: int = 1, derived: bool = True, graph: bool = True) -> None:
-        """Advance every world by ``nstep`` substeps (``derived`` is accepted for interface parity:
-        bound body fields are always refreshed)."""
-        wp = self.wp
+        """Advance every world by ``nstep`` substeps (a replayed CUDA graph on CUDA when ``graph``;
+        :attr:`xfrc_applied` written before each, outside the graph). ``derived`` is accepted for
+        interface parity: bound body fields are always refreshed."""
         with self._scope():
-            for _ in range(int(nstep)):
-                self._apply_body_forces()
-                if self._graph is not None and graph:
-                    wp.capture_launch(self._graph)
-                elif graph and self._graph_ok and self._eager_steps >= 1:
-                    with wp.ScopedCapture(device=self.wp_device, stream=self._stream) as cap:
-                        self._substep()
-                    self._graph = cap.graph
-                    wp.capture_launch(self._graph)
-                else:
-                    self._substep()
-                    self._eager_steps += 1
+            self._run_substeps(nstep, graph, before=self._apply_body_forces)
         self._state_changed()
 
     def _state_changed(self) -> None:
-        if self._cuda:
-            for h in self._host.values():
-                h.stale = True
+        self._mark_stale()
         self._mirror_fresh = False
         if self._fields:
             self._refresh_fields()
@@ -813,9 +756,7 @@ class NewtonBackend(PhysicsBackend):
     def data(self, world_id: int = 0, data: mujoco.MjData | None = None, forward: bool = True) -> mujoco.MjData:
         """World ``world_id``'s state as a MuJoCo ``MjData`` (a copy in MuJoCo's convention, with
         ``xfrc_applied``; for rendering and inspection)."""
-        w = int(world_id)
-        if not 0 <= w < self.num_envs:
-            raise ValueError(f"data: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        w = self._world_id(world_id, "data")
         d = data if data is not None else mujoco.MjData(self.model)
         d.qpos[:] = self.qpos[w]
         d.qvel[:] = self.qvel[w]
@@ -825,19 +766,9 @@ class NewtonBackend(PhysicsBackend):
             mujoco.mj_forward(self._world_model(w), d)
         return d
 
-    def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
-        w = int(world_id)
-        model = self._world_model(w) if 0 <= w < self.num_envs else self.model
-        if self._renderer is None:
-            self._renderer = OffscreenRenderer(self.model)
-        d = self.data(w, self._renderer.scratch)
-        return self._renderer.draw(d, width, height, camera, model)
-
-    def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-        self._renderer = None
-        self._graph = None
+    def _drawing_model(self, world_id: int) -> mujoco.MjModel:
+        """:meth:`render` draws with the world's per-world fields (``site_pos`` goals, masses)."""
+        return self._world_model(world_id)
 
     # -- native actuators --------------------------------------------------------------------------
     def native_actuators(self, collection) -> "NativeActuators":
