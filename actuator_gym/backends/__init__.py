@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .base import JointInfo, PhysicsBackend
+from .protocols import BatchedBackend, DeviceBackend, JointBackend, SingleWorldBackend
 
-__all__ = ["PhysicsBackend", "JointInfo", "BACKENDS", "make_backend"]
+__all__ = ["PhysicsBackend", "JointInfo", "BACKENDS", "make_backend",
+           "JointBackend", "SingleWorldBackend", "BatchedBackend", "DeviceBackend"]
 
 BackendFactory = Callable[..., PhysicsBackend]
 """``factory(model, num_envs, device, *, mjcf, nthread) -> backend``; it imports its engine itself."""

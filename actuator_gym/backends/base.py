@@ -70,15 +70,17 @@ class JointInfo:
         range: ``(num_joints, 2)`` position limits [rad or m]; ``(-inf, inf)`` where unlimited.
         default_pos: ``(num_joints,)`` the model's default pose [rad or m].
         kind: ``"hinge"`` or ``"slide"`` per joint.
+        joint_ids: ``(num_joints,)`` each joint's id in the MuJoCo model (None where not known).
     """
 
-    def __init__(self, names, qpos_adr, dof_adr, range, default_pos, kind):
+    def __init__(self, names, qpos_adr, dof_adr, range, default_pos, kind, joint_ids=None):
         self.names = tuple(names)
         self.qpos_adr = qpos_adr
         self.dof_adr = dof_adr
         self.range = range
         self.default_pos = default_pos
         self.kind = tuple(kind)
+        self.joint_ids = joint_ids
 
     def __len__(self) -> int:
         return len(self.names)

@@ -72,16 +72,15 @@ def joint_info(model: mujoco.MjModel, joint_names: Sequence[str] | None = None) 
     limited = model.jnt_limited[ids_a].astype(bool) if ids else np.zeros(0, bool)
     rng = model.jnt_range[ids_a].astype(np.float64).reshape(-1, 2)
     rng[~limited] = (-np.inf, np.inf)
-    info = JointInfo(
+    return JointInfo(
         names=[all_names[j] for j in ids],
         qpos_adr=model.jnt_qposadr[ids_a].astype(np.intp),
         dof_adr=model.jnt_dofadr[ids_a].astype(np.intp),
         range=rng,
         default_pos=model.qpos0[model.jnt_qposadr[ids_a]].astype(np.float64),
         kind=[_KIND[int(model.jnt_type[j])] for j in ids],
+        joint_ids=ids_a,
     )
-    info.joint_ids = ids_a
-    return info
 
 
 def actuated_joints(model: mujoco.MjModel) -> list[tuple[int, str]]:
