@@ -109,7 +109,7 @@ class MujocoWarpBackend(WarpBackend):
             t = self._torch[name] = self.wp.to_torch(self._warp_field(name))
         return t
 
-    # -- PhysicsBackend ----------------------------------------------------------------------------
+    # -- MuJoCo-layout state (BatchedBackend) -------------------------------------------------------
     @property
     def qpos(self) -> np.ndarray:
         """``(num_envs, nq)`` float32: a view (CPU device) or a host mirror (CUDA)."""
@@ -132,7 +132,9 @@ class MujocoWarpBackend(WarpBackend):
         """``(num_envs, nbody, 6)`` body wrenches [N, N·m], writable (pushed before each ``step`` on CUDA)."""
         return self._hostview("xfrc_applied")
 
+    # -- substeps -----------------------------------------------------------------------------------
     def _substep(self) -> None:
+        """One ``mujoco_warp.step`` of every world (what a CUDA graph captures)."""
         self.mjw.step(self.m, self.d)
 
     def step(self, nstep: int = 1, derived: bool = True, graph: bool = True) -> None:
