@@ -9,9 +9,18 @@ runtime never talks to an engine directly; wrappers and tasks move data between 
     backend.set_joint_effort(effort)                          # generalized forces on the joints' DOFs
     backend.step()                                            # one physics substep for every world
 
-Implementations: :class:`actuator_gym.backends.mujoco.MujocoBackend` (one ``MjData``, CPU; used by
-``ActuatorWrapper`` on Gymnasium's MuJoCo envs), a batched CPU backend (N worlds stepped in C), and
-GPU backends (MuJoCo-Warp, Newton) later. Wrappers and models must not depend on which one runs.
+Implementations: :class:`~actuator_gym.backends.mujoco.MujocoBackend` (one ``MjData``, CPU; used by
+``ActuatorWrapper`` on Gymnasium's MuJoCo envs), :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`
+(N worlds stepped in C, CPU), and the Warp backends
+:class:`~actuator_gym.backends.mujoco_warp.MujocoWarpBackend` and
+:class:`~actuator_gym.backends.newton.NewtonBackend` (Warp's CPU device or CUDA). Wrappers and
+models must not depend on which one runs.
+
+:class:`PhysicsBackend` is the abstract base all four derive from (the four methods every backend
+implements, plus shared checks). The full contract each kind of backend keeps -- what the wrapper,
+the task layer and the device loop call -- is written down as ``typing.Protocol`` classes in
+:mod:`actuator_gym.backends.protocols` (``SingleWorldBackend``, ``BatchedBackend``,
+``DeviceBackend``), and ``tests/backends/test_backend_contract.py`` checks every backend against them.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from typing import Any, Sequence
 
 import torch
 
-__all__ = ["PhysicsBackend", "JointInfo", "env_index"]
+__all__ = ["PhysicsBackend", "JointInfo", "env_index", "check_num_envs"]
 
 
 def env_index(env_ids: Any, num_envs: int, dtype=None):
@@ -42,6 +51,15 @@ def env_index(env_ids: Any, num_envs: int, dtype=None):
     return ids
 
 
+def check_num_envs(owner: str, num_envs: Any) -> int:
+    """``num_envs`` as an ``int``, or ``ValueError`` naming ``owner`` unless it is an integer >= 1."""
+    import numpy as np
+
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"{owner}: num_envs must be an integer >= 1, got {num_envs!r}")
+    return int(num_envs)
+
+
 class JointInfo:
     """Static description of the actuatable joints of a model (model joint order).
 
@@ -52,15 +70,17 @@ class JointInfo:
         range: ``(num_joints, 2)`` position limits [rad or m]; ``(-inf, inf)`` where unlimited.
         default_pos: ``(num_joints,)`` the model's default pose [rad or m].
         kind: ``"hinge"`` or ``"slide"`` per joint.
+        joint_ids: ``(num_joints,)`` each joint's id in the MuJoCo model (None where not known).
     """
 
-    def __init__(self, names, qpos_adr, dof_adr, range, default_pos, kind):
+    def __init__(self, names, qpos_adr, dof_adr, range, default_pos, kind, joint_ids=None):
         self.names = tuple(names)
         self.qpos_adr = qpos_adr
         self.dof_adr = dof_adr
         self.range = range
         self.default_pos = default_pos
         self.kind = tuple(kind)
+        self.joint_ids = joint_ids
 
     def __len__(self) -> int:
         return len(self.names)
@@ -108,5 +128,23 @@ class PhysicsBackend(abc.ABC):
         """Advance every world by one physics substep."""
 
     def mass_matrix_terms(self, joint_ids: Sequence[int]) -> tuple[Any, Any]:
-        """``(inverse_mass (num_envs, J, J), bias_force (num_envs, J))`` for the implicit effort mode."""
+        """``(inverse_mass (num_envs, J, J), bias_force (num_envs, J))`` for the implicit effort mode;
+        ``NotImplementedError`` on backends that do not provide them."""
         raise NotImplementedError(f"{type(self).__name__} does not provide mass-matrix terms")
+
+    # -- shared checks ---------------------------------------------------------------------------
+    def _check_joint_ids(self, joint_ids: Sequence[int]):
+        """``joint_ids`` (indices into :attr:`joints`) as a 1-D ``intp`` array, or ``ValueError``."""
+        import numpy as np
+
+        ids = np.asarray(joint_ids, dtype=np.intp).reshape(-1)
+        if ids.size and (ids.min() < 0 or ids.max() >= len(self.joints)):
+            raise ValueError(f"mass_matrix_terms: joint_ids must lie in [0, {len(self.joints) - 1}], got {ids.tolist()}")
+        return ids
+
+    def _world_id(self, world_id: int, what: str) -> int:
+        """``world_id`` as an ``int`` in ``[0, num_envs)``, or ``ValueError`` naming ``what``."""
+        w = int(world_id)
+        if not 0 <= w < self.num_envs:
+            raise ValueError(f"{what}: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        return w

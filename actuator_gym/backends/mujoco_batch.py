@@ -28,10 +28,11 @@ and ``qfrc_bias[dofs]`` of every world at its **current** state, from the batch'
 engine's sparse joint-space inertia, armature included) and ``qfrc_bias``. Once it has been called,
 ``step(derived=True)`` runs the position/velocity pass inside the step's C call, and the tasks step
 with ``derived=True`` every substep; after a ``step(derived=False)`` (or ``set_const``) it runs that
-pass itself with ``forward``. The dense inverse block is one batched numpy solve over all worlds (no
-per-world Python loop). Measured with ``benchmarks/implicit_effort.py`` (Ant, 8 hinges, 2-core
-reference machine): step + terms 39 -> 78 us at one world, 2388 -> 2998 us at 64 worlds (~10 us per
-world).
+pass itself with ``forward``. The dense inverse block is one batched numpy solve over all worlds
+(no per-world Python loop): :class:`~actuator_gym.backends.mujoco_dynamics.MassMatrixTerms`, the
+same code the single-``MjData`` backend uses. Measured with ``benchmarks/implicit_effort.py`` (Ant,
+8 hinges, 2-core reference machine): step + terms 39 -> 78 us at one world, 2388 -> 2998 us at 64
+worlds (~10 us per world).
 
 Joints: ``joint_info(model)`` from ``backends/mujoco.py`` (shared with the single-``MjData``
 backend) lists the model's 1-DOF joints (hinge and slide) in model order; free and ball joints are
@@ -51,8 +52,9 @@ import mujoco.batch
 import numpy as np
 import torch
 
-from .base import PhysicsBackend, env_index
+from .base import PhysicsBackend, check_num_envs, env_index
 from .mujoco import OffscreenRenderer, joint_info  # shared with the single-MjData backend
+from .mujoco_dynamics import MassMatrixTerms
 
 __all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
 
@@ -93,8 +95,7 @@ class MujocoBatchBackend(PhysicsBackend):
                         "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat", "userdata", "plugin_state", "plastic"))
 
     def __init__(self, model: mujoco.MjModel, num_envs: int, nthread: int | None = None, persistent: bool = False):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"MujocoBatchBackend: num_envs must be an integer >= 1, got {num_envs!r}")
+        num_envs = check_num_envs("MujocoBatchBackend", num_envs)
         if nthread is None:
             nthread = 1 if num_envs < 128 else min(2, os.cpu_count() or 1)
         if nthread < 0:
@@ -121,7 +122,7 @@ class MujocoBatchBackend(PhysicsBackend):
         self._bound: set[str] = set()
         self._per_world = False  # set once a model field is expanded
         self._model_copy: mujoco.MjModel | None = None
-        self._mass: dict[str, Any] | None = None  # bound M / qfrc_bias and index caches, once used
+        self._mass: dict[str, Any] | None = None  # bound M / qfrc_bias and the terms, once used
         self._derived_current = True  # whether bound derived fields describe the current state
         b.reset(stage=self._stage)
 
@@ -174,37 +175,22 @@ class MujocoBatchBackend(PhysicsBackend):
 
         The position/velocity pass runs when the derived fields are stale (after a
         ``step(derived=False)`` or ``set_const``); pass ``refresh=True`` after writing ``qpos`` /
-        ``qvel`` or model fields directly. Fresh float64 arrays."""
-        ji = self.joints
-        ids = np.asarray(joint_ids, dtype=np.intp).reshape(-1)
-        if ids.size and (ids.min() < 0 or ids.max() >= len(ji)):
-            raise ValueError(f"mass_matrix_terms: joint_ids must lie in [0, {len(ji) - 1}], got {ids.tolist()}")
+        ``qvel`` or model fields directly. Fresh float64 arrays, computed by
+        :class:`~actuator_gym.backends.mujoco_dynamics.MassMatrixTerms` (shared with the
+        single-``MjData`` backend)."""
+        ids = self._check_joint_ids(joint_ids)
         mm = self._mass
         if mm is None:
-            m = self.model
             mm = self._mass = {
                 "M": self.batch.bind("M"),
                 "bias": self.batch.bind("qfrc_bias"),
-                "rows": np.repeat(np.arange(m.nv), m.M_rownnz),
-                "cols": np.asarray(m.M_colind, dtype=np.intp),
-                "dense": np.zeros((self.num_envs, m.nv, m.nv)),
-                "key": None,
+                "terms": MassMatrixTerms(self.model, self.num_envs),
             }
             refresh = True  # bound just now: the arrays read zero until the next call
         if refresh or not self._derived_current:
             self.batch.forward(stage=self._stage)
             self._derived_current = True
-        if mm["key"] != tuple(ids.tolist()):
-            dofs = ji.dof_adr[ids]
-            unit = np.zeros((self.model.nv, len(dofs)))
-            unit[dofs, np.arange(len(dofs))] = 1.0
-            mm["key"], mm["dofs"], mm["unit"] = tuple(ids.tolist()), dofs, unit
-        dense, rows, cols, M = mm["dense"], mm["rows"], mm["cols"], mm["M"]
-        dense[:, rows, cols] = M  # lower triangle (CSR) and its mirror
-        dense[:, cols, rows] = M
-        cols_inv = np.linalg.solve(dense, np.broadcast_to(mm["unit"], (self.num_envs, *mm["unit"].shape)))
-        dofs = mm["dofs"]
-        return np.ascontiguousarray(cols_inv[:, dofs, :]), mm["bias"][:, dofs].copy()
+        return mm["terms"](mm["M"], mm["bias"], self.joints.dof_adr[ids])
 
     def model_field(self, name: str) -> np.ndarray:
         """Per-world values ``(num_envs, ...)`` of a model field (``body_mass``, ``geom_friction``,
@@ -277,8 +263,7 @@ class MujocoBatchBackend(PhysicsBackend):
     # -- rendering ---------------------------------------------------------------------------
     def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
         """An ``(height, width, 3)`` uint8 image of world ``world_id``."""
-        if not 0 <= int(world_id) < self.num_envs:
-            raise ValueError(f"render: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        world_id = self._world_id(world_id, "render")
         if self._renderer is None:
             self._renderer = OffscreenRenderer(self.model)
             self._render_model = self.batch.get_model(0)  # refreshed in place per world below

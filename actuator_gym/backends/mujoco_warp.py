@@ -30,15 +30,16 @@ by a per-world ``(num_envs, ...)`` copy (MuJoCo-Warp indexes model fields by ``w
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
 import torch
 
-from ._warp import HostArray, import_extra, import_warp, resolve_device
-from .base import PhysicsBackend, env_index
-from .mujoco import OffscreenRenderer, joint_info
+from ._warp import HostArray, import_extra
+from .base import check_num_envs, env_index
+from .mujoco import joint_info
+from .warp_common import WarpBackend
 
 __all__ = ["MujocoWarpBackend"]
 
@@ -47,8 +48,10 @@ def _import_mjw():
     return import_extra("mujoco_warp", "backend='mujoco_warp' needs mujoco-warp: pip install 'actuator-gym[warp]'")
 
 
-class MujocoWarpBackend(PhysicsBackend):
-    """``num_envs`` worlds of ``model`` in MuJoCo-Warp on ``device``.
+class MujocoWarpBackend(WarpBackend):
+    """``num_envs`` worlds of ``model`` in MuJoCo-Warp on ``device``. Device, graph capture, the
+    joint-state accessors, ``render`` and ``close`` come from
+    :class:`~actuator_gym.backends.warp_common.WarpBackend`.
 
     Args:
         model: the compiled model (its ``opt.timestep`` is the substep ``physics_dt`` [s]).
@@ -59,6 +62,8 @@ class MujocoWarpBackend(PhysicsBackend):
         graph: capture the physics substep in a CUDA graph on CUDA devices (ignored on CPU).
     """
 
+    _POS_ARRAY, _VEL_ARRAY, _EFFORT_ARRAY = "qpos", "qvel", "qfrc_applied"
+
     def __init__(
         self,
         model: mujoco.MjModel,
@@ -68,47 +73,21 @@ class MujocoWarpBackend(PhysicsBackend):
         njmax: int | None = None,
         graph: bool = True,
     ):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"MujocoWarpBackend: num_envs must be an integer >= 1, got {num_envs!r}")
-        self.wp = wp = import_warp()
+        self.num_envs = check_num_envs("MujocoWarpBackend", num_envs)
+        self._init_warp(device, graph)
         self.mjw = mjw = _import_mjw()
-        self.wp_device, self.device = resolve_device(device)
         self.model = model
-        self.num_envs = int(num_envs)
         self.physics_dt = float(model.opt.timestep)
-        self.joints = joint_info(model)
-        self._cuda = self.device.type == "cuda"
-        self._graph_ok = bool(graph) and self._cuda
-        self._graph = None
-        self._eager_steps = 0
-        self._stream = None
-        if self._cuda:
-            self._stream = wp.stream_from_torch(torch.cuda.current_stream(self.device))
+        self._init_joints(joint_info(model))
         with self._scope():
             self.m = mjw.put_model(model)
             self.d = mjw.make_data(model, nworld=self.num_envs, nconmax=nconmax, njmax=njmax)
-        self._qadr = torch.as_tensor(np.asarray(self.joints.qpos_adr, dtype=np.int64), device=self.device)
-        self._dadr = torch.as_tensor(np.asarray(self.joints.dof_adr, dtype=np.int64), device=self.device)
-        self._qadr_np = np.asarray(self.joints.qpos_adr, dtype=np.int64)
-        self._dadr_np = np.asarray(self.joints.dof_adr, dtype=np.int64)
-        self._host: dict[str, HostArray] = {}
         self._derived: set[str] = set()
         self._model_fields: dict[str, HostArray] = {}
         self._torch: dict[str, torch.Tensor] = {}
-        self._renderer: OffscreenRenderer | None = None
         self.reset_envs(None)
 
     # -- helpers ---------------------------------------------------------------------------------
-    def _scope(self):
-        import contextlib
-
-        wp = self.wp
-        stack = contextlib.ExitStack()
-        stack.enter_context(wp.ScopedDevice(self.wp_device))
-        if self._stream is not None:
-            stack.enter_context(wp.ScopedStream(self._stream))
-        return stack
-
     def _warp_field(self, name: str):
         arr = getattr(self.d, name, None)
         if arr is None or not hasattr(arr, "numpy"):
@@ -116,15 +95,11 @@ class MujocoWarpBackend(PhysicsBackend):
         return arr
 
     def _hostview(self, name: str) -> np.ndarray:
+        """``(num_envs, ...)`` host view (CPU device) / pulled mirror (CUDA) of an ``mjw.Data`` field."""
         h = self._host.get(name)
         if h is None:
             h = self._host[name] = HostArray(self._warp_field(name))
         return h.pull()
-
-    def _mark_stale(self) -> None:
-        if self._cuda:
-            for h in self._host.values():
-                h.stale = True
 
     # -- torch views (shared memory, on the device) -----------------------------------------------
     def torch_field(self, name: str) -> torch.Tensor:
@@ -134,18 +109,7 @@ class MujocoWarpBackend(PhysicsBackend):
             t = self._torch[name] = self.wp.to_torch(self._warp_field(name))
         return t
 
-    def torch_joint_pos(self) -> torch.Tensor:
-        """Joint positions ``(num_envs, num_joints)`` float32 on the device (a gather, no host copy)."""
-        return self.torch_field("qpos").index_select(1, self._qadr)
-
-    def torch_joint_vel(self) -> torch.Tensor:
-        return self.torch_field("qvel").index_select(1, self._dadr)
-
-    def torch_set_joint_effort(self, effort: torch.Tensor) -> None:
-        """Write ``(num_envs, num_joints)`` efforts into ``qfrc_applied`` on the device (no host copy)."""
-        self.torch_field("qfrc_applied")[:, self._dadr] = effort.to(torch.float32)
-
-    # -- PhysicsBackend ----------------------------------------------------------------------------
+    # -- MuJoCo-layout state (BatchedBackend) -------------------------------------------------------
     @property
     def qpos(self) -> np.ndarray:
         """``(num_envs, nq)`` float32: a view (CPU device) or a host mirror (CUDA)."""
@@ -168,51 +132,22 @@ class MujocoWarpBackend(PhysicsBackend):
         """``(num_envs, nbody, 6)`` body wrenches [N, N·m], writable (pushed before each ``step`` on CUDA)."""
         return self._hostview("xfrc_applied")
 
-    def joint_pos(self) -> np.ndarray:
-        """Joint positions [rad or m], ``(num_envs, num_joints)`` float32 (a host copy)."""
-        return self.qpos[:, self._qadr_np]
-
-    def joint_vel(self) -> np.ndarray:
-        return self.qvel[:, self._dadr_np]
-
-    def set_joint_effort(self, effort: Any) -> None:
-        """Generalized force [N·m or N] on each joint's DOF (``qfrc_applied``), held until set again."""
-        shape = (self.num_envs, len(self.joints))
-        if tuple(getattr(effort, "shape", ())) != shape:
-            raise ValueError(
-                f"MujocoWarpBackend.set_joint_effort: effort must have shape {shape} (num_envs, num_joints), "
-                f"got {tuple(np.shape(effort))}"
-            )
-        if self._cuda or (isinstance(effort, torch.Tensor) and effort.device.type != "cpu"):
-            self.torch_set_joint_effort(torch.as_tensor(effort, device=self.device))
-        else:
-            e = effort.detach().numpy() if isinstance(effort, torch.Tensor) else np.asarray(effort)
-            self._hostview("qfrc_applied")[:, self._dadr_np] = e
-
-    @property
-    def graph_captured(self) -> bool:
-        return self._graph is not None
+    # -- substeps -----------------------------------------------------------------------------------
+    def _substep(self) -> None:
+        """One ``mujoco_warp.step`` of every world (what a CUDA graph captures)."""
+        self.mjw.step(self.m, self.d)
 
     def step(self, nstep: int = 1, derived: bool = True, graph: bool = True) -> None:
-        """Advance every world by ``nstep`` substeps; ``derived=True`` recomputes the position and
-        velocity stages at the new state when a derived field was requested (as the CPU backend)."""
-        mjw, wp = self.mjw, self.wp
+        """Advance every world by ``nstep`` substeps (a replayed CUDA graph on CUDA when ``graph``);
+        ``derived=True`` recomputes the position and velocity stages at the new state when a
+        derived field was requested (as the CPU backend)."""
+        mjw = self.mjw
         if self._cuda:
             h = self._host.get("xfrc_applied")
             if h is not None:
                 h.push()
         with self._scope():
-            for _ in range(int(nstep)):
-                if self._graph is not None and graph:
-                    wp.capture_launch(self._graph)
-                elif graph and self._graph_ok and self._eager_steps >= 1:
-                    with wp.ScopedCapture(device=self.wp_device, stream=self._stream) as cap:
-                        mjw.step(self.m, self.d)
-                    self._graph = cap.graph
-                    wp.capture_launch(self._graph)
-                else:
-                    mjw.step(self.m, self.d)
-                    self._eager_steps += 1
+            self._run_substeps(nstep, graph)
             if derived and self._derived:
                 mjw.fwd_position(self.m, self.d)
                 mjw.fwd_velocity(self.m, self.d)
@@ -316,10 +251,8 @@ class MujocoWarpBackend(PhysicsBackend):
 
     def data(self, world_id: int = 0, data: mujoco.MjData | None = None, forward: bool = True) -> mujoco.MjData:
         """World ``world_id`` as an ``MjData`` (a copy), derived fields recomputed when ``forward``."""
-        if not 0 <= int(world_id) < self.num_envs:
-            raise ValueError(f"data: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
+        w = self._world_id(world_id, "data")
         d = data if data is not None else mujoco.MjData(self.model)
-        w = int(world_id)
         for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied", "xfrc_applied"):
             dst = getattr(d, name)
             if dst.size:
@@ -328,18 +261,3 @@ class MujocoWarpBackend(PhysicsBackend):
         if forward:
             mujoco.mj_forward(self.world_model(w) if self._model_fields else self.model, d)
         return d
-
-    def render(self, world_id: int = 0, width: int = 480, height: int = 480, camera: int | str = -1) -> np.ndarray:
-        """An ``(height, width, 3)`` uint8 image of world ``world_id`` (drawn by MuJoCo on the CPU)."""
-        if not 0 <= int(world_id) < self.num_envs:
-            raise ValueError(f"render: world_id must lie in [0, {self.num_envs - 1}], got {world_id}")
-        if self._renderer is None:
-            self._renderer = OffscreenRenderer(self.model)
-        d = self.data(int(world_id), self._renderer.scratch)
-        return self._renderer.draw(d, width, height, camera, self.model)
-
-    def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-        self._renderer = None
-        self._graph = None

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_bool, check_interval, check_real
+from .._math import quat_to_rotmat
 from ..actuators.models import ActuatorNetMLPCfg, DCMotorCfg, IdealPDActuatorCfg
 from .task import BatchedTask, TaskCfg
 from .task_cfg import check_nested_cfg, check_real_fields
@@ -221,25 +222,6 @@ def quadruped_mjcf(geometry: QuadrupedGeometry | None = None, timestep: float = 
 # ---------------------------------------------------------------------------------------------
 # pure vectorized functions (numpy, batch-first)
 # ---------------------------------------------------------------------------------------------
-def quat_to_rotmat(quat: np.ndarray) -> np.ndarray:
-    """Body-to-world rotation matrices ``(N, 3, 3)`` from unit quaternions ``(N, 4)`` (w, x, y, z)."""
-    q = np.asarray(quat, dtype=np.float64)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    n = w * w + x * x + y * y + z * z
-    s = np.where(n > 0, 2.0 / np.where(n > 0, n, 1.0), 0.0)
-    r = np.empty(q.shape[:-1] + (3, 3))
-    r[..., 0, 0] = 1 - s * (y * y + z * z)
-    r[..., 0, 1] = s * (x * y - z * w)
-    r[..., 0, 2] = s * (x * z + y * w)
-    r[..., 1, 0] = s * (x * y + z * w)
-    r[..., 1, 1] = 1 - s * (x * x + z * z)
-    r[..., 1, 2] = s * (y * z - x * w)
-    r[..., 2, 0] = s * (x * z - y * w)
-    r[..., 2, 1] = s * (y * z + x * w)
-    r[..., 2, 2] = 1 - s * (x * x + y * y)
-    return r
-
-
 def quat_rotate_inverse(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
     """World vectors ``v`` ``(N, 3)`` expressed in the body frame of ``quat`` ``(N, 4)``."""
     return np.einsum("nji,nj->ni", quat_to_rotmat(quat), np.asarray(v, dtype=np.float64))
