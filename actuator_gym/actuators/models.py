@@ -31,10 +31,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .._checks import check_bool, check_int, real_array
+from .._checks import check_bool, check_int
 from ..randomization import Distribution
 from .actuator import Actuator
-from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
+from .params import select_names
 from .delay import MAX_DELAY
 from .parts import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, Drive, DrivePD
 
@@ -137,7 +137,6 @@ class ActuatorBaseCfg:
             raise TypeError(f"{name}: joint_names_expr must be a list of regex strings, got {self.joint_names_expr!r}")
         self.joint_names_expr = list(self.joint_names_expr)
         _check_effort_mode(self, self.effort_mode, supported=False)
-        self._check_delay_fields()
         if not isinstance(self.randomization, Mapping):
             raise TypeError(f"{name}: randomization must be a {{field name: Distribution}} dict, got {type(self.randomization).__name__}")
         unknown = set(self.randomization) - {f.name for f in fields(self)}
@@ -148,28 +147,17 @@ class ActuatorBaseCfg:
         for key, dist in self.randomization.items():
             if not isinstance(dist, Distribution):
                 raise TypeError(f"{name}: randomization[{key!r}] must be a Distribution, got {type(dist).__name__} {dist!r}")
-        for key in ("armature", "friction"):
-            _check_joint_property(name, key, getattr(self, key))
 
     def _check_delay_fields(self) -> None:
         """``min_delay`` / ``max_delay`` integers in ``[0, 2**20]`` with ``min_delay <= max_delay``;
-        ``per_joint_delay`` a bool. Checked at construction and again at build (a Delay part is
-        added only when ``max_delay > 0``, so a bad pair would otherwise be dropped silently)."""
+        ``per_joint_delay`` a bool. Checked at build (a Delay part is added only when ``max_delay >
+        0``, so a bad pair would otherwise be dropped silently); the YAML loader checks them at load."""
         name = type(self).__name__
         self.min_delay = check_int(self.min_delay, "min_delay", name, low=0, high=MAX_DELAY)
         self.max_delay = check_int(self.max_delay, "max_delay", name, low=0, high=MAX_DELAY)
         if self.min_delay > self.max_delay:
             raise ValueError(f"{name}: min_delay ({self.min_delay}) must be <= max_delay ({self.max_delay}) [substeps]")
         self.per_joint_delay = check_bool(self.per_joint_delay, "per_joint_delay", name)
-
-    def _check_unused_fields(self, recipe: dict[str, Any], aliases: dict[str, str]) -> None:
-        """Numeric fields this model's recipe does not use are still checked when given (an unused
-        field must not hide a NaN or a typo); the used ones are checked by the parts, per joint."""
-        parts = [recipe.get("delay"), recipe.get("drive"), *recipe.get("clamping", [])]
-        used = set(aliases) | {p for part in parts if part is not None for p in part.PARAMS}
-        for key, (default, domain) in _FIELD_DOMAINS.items():
-            if key not in used and hasattr(self, key):
-                check_value(getattr(self, key), key, type(self).__name__, default=default, domain=domain)
 
     # -- recipe -----------------------------------------------------------------------------
     def recipe(self) -> dict[str, Any]:
@@ -223,7 +211,6 @@ class ActuatorBaseCfg:
         names = self.select_joints(joint_names)
         recipe = self.recipe()
         aliases = recipe.pop("aliases", {})
-        self._check_unused_fields(recipe, aliases)
         if recipe.get("delay") is None and self.max_delay > 0:
             recipe["delay"] = self._delay()
         if recipe.get("delay") is not None:
@@ -258,32 +245,6 @@ def _check_effort_mode(cfg: "ActuatorBaseCfg", mode: Any, supported: bool = True
     reason = getattr(cfg, "_no_implicit_effort", None)
     if supported and mode == "implicit" and reason:
         raise ValueError(f"{name}: effort_mode='implicit' is not supported: {reason}; use effort_mode='explicit'")
-
-
-_FIELD_DOMAINS = {
-    "stiffness": (0.0, GAIN),
-    "damping": (0.0, GAIN),
-    "actuator_effort_limit": (math.inf, NONNEG),
-    "actuator_velocity_limit": (math.inf, POSITIVE),
-    "joint_effort_limit": (math.inf, NONNEG),
-    "joint_velocity_limit": (math.inf, POSITIVE),
-    "saturation_effort": (0.0, GAIN),
-}
-"""Domains of the named configs' numeric fields (the parts' domains; docs/runtime.md)."""
-
-
-def _check_joint_property(owner: str, key: str, value: Any) -> None:
-    """``armature`` / ``friction``: None, or finite values >= 0 (a number or a per-joint sequence;
-    dicts, tensors and distributions are passed on, the consumer checks them)."""
-    if value is None or isinstance(value, (dict, torch.Tensor, Distribution)):
-        return
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{owner}: {key} must be a number or a per-joint sequence, got {value!r}")
-    arr = real_array(value, key, owner)
-    if arr.ndim > 1 or arr.size == 0:
-        raise ValueError(f"{owner}: {key} must be a number or a per-joint sequence, got shape {arr.shape}")
-    if not (np.isfinite(arr).all() and (arr >= 0).all()):
-        raise ValueError(f"{owner}: {key} must be >= 0 and finite, got {arr.tolist()}")
 
 
 def _same(a, b) -> bool:

@@ -65,21 +65,16 @@ class Domain:
     allow_inf: bool = True
 
     def describe(self, dtype: torch.dtype | None = None) -> str:
-        if self.integer:
-            kind = "integers"
+        """E.g. ``values in [0.0, inf] (finite)`` (a gain), ``values in [0.0, inf] (+inf: no limit)``
+        (a limit), ``integers in [0.0, inf]``, plus the dtype's range when given."""
+        kind = "integers" if self.integer else "values"
+        left = "(" if self.low_open else "["
+        if not self.allow_inf and not self.integer and self.low == -math.inf and self.high == math.inf:
+            text = "finite values"
         else:
-            kind = "values" if self.allow_inf else "finite values"
-        if self.low > -math.inf and self.high < math.inf:
-            left = "(" if self.low_open else "["
-            text = f"{kind} in {left}{self.low:g}, {self.high:g}]"
-        elif self.low > -math.inf:
-            text = f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
-        elif self.high < math.inf:
-            text = f"{kind} <= {self.high:g}"
-        else:
-            text = kind
-        if self.allow_inf:
-            text += " or +inf (no limit)"
+            text = f"{kind} in {left}{self.low}, {self.high}]"
+            if not self.integer:
+                text += " (+inf: no limit)" if self.allow_inf else " (finite)"
         if dtype is not None and dtype.is_floating_point and not self.integer:
             text += f", representable in {str(dtype).replace('torch.', '')} (|x| <= {torch.finfo(dtype).max:.4g})"
         return text
