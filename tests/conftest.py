@@ -2,6 +2,8 @@ from pathlib import Path
 
 import pytest
 
+import actuator_gym  # noqa: F401  (first: it picks the headless GL backend before a test module imports mujoco)
+
 CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
 """Reference traces and networks recorded from Isaac Lab 3.0 and Newton 1.8 (see its README.md)."""
 

@@ -212,18 +212,19 @@ def test_effort_mode_with_zero_gains_reproduces_the_unwrapped_env(env_id):
 
 def test_position_mode_targets_offset_scale_and_clip():
     # IdealPD without limit: computed = kp (clip(offset + scale a) - q) - kd qd, from the telemetry
+    # (one substep per step: the actuators read the state the previous step left, in telemetry order)
     kp, kd = 20.0, 8.0
-    env = make("Ant-v5", cfg=IdealPDActuatorCfg(stiffness=kp, damping=kd))
+    env = make("Ant-v5", cfg=IdealPDActuatorCfg(stiffness=kp, damping=kd), env_kw={"frame_skip": 1})
     env.reset(seed=0)
+    ji = env.backend.joints
+    order = [ji.names.index(n) for n in env.joint_names]
+    q0, qd0 = env.backend.joint_pos()[0, order].copy(), env.backend.joint_vel()[0, order].copy()
     a = env.action_space.sample() * 1.5  # some outside the space: clipped to the joint range
     _, _, _, _, info = env.step(a)
     tel = info["actuator"]
-    ji = env.backend.joints
-    order = [ji.names.index(n) for n in env.joint_names]
     lo, hi = ji.range[order, 0], ji.range[order, 1]
     target = np.clip(ji.default_pos[order] + 0.5 * a, lo, hi)
-    np.testing.assert_allclose(tel["computed_effort"], kp * (target - tel["joint_pos"]) - kd * tel["joint_vel"],
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tel["computed_effort"], kp * (target - q0) - kd * qd0, rtol=1e-12, atol=1e-12)
 
 
 def test_implicit_group_is_an_engine_servo_and_reports_the_engine_force():
@@ -279,9 +280,12 @@ def test_energy_and_power_match_the_substep_efforts():
     assert len(samples) == 4
     dt = env.unwrapped.model.opt.timestep
     np.testing.assert_allclose(tel["energy"], sum(np.abs(e * v) for e, v in samples) * dt, rtol=1e-12)
-    np.testing.assert_allclose(tel["power"], tel["applied_effort"] * tel["joint_vel"], rtol=1e-12)
+    # power: the last substep's effort times the velocity the actuator read then; mean_power: all substeps
+    np.testing.assert_allclose(tel["power"], samples[-1][0] * samples[-1][1], rtol=1e-12)
+    np.testing.assert_allclose(tel["mean_power"], sum(e * v for e, v in samples) / 4, rtol=1e-12)
     np.testing.assert_array_equal(tel["applied_effort"], samples[-1][0])
-    for key in ("computed_effort", "applied_effort", "joint_pos", "joint_vel", "power", "saturated", "energy"):
+    np.testing.assert_array_equal(tel["joint_vel"], env.backend.joint_vel()[0])  # the state after the step
+    for key in ("computed_effort", "applied_effort", "joint_pos", "joint_vel", "power", "mean_power", "saturated", "energy"):
         assert tel[key].shape == (3,)
 
 

@@ -119,22 +119,26 @@ def graph_capturable(collection) -> tuple[bool, str]:
 
 
 class DeviceLoop:
-    """The substep loop ``actuators -> effort -> physics`` run entirely on the backend's device.
+    """The substep loop ``actuators -> effort -> physics`` run entirely on the backend's device:
+    the substep engine (:class:`~actuator_gym.substep.SubstepEngine`) over the backend's torch
+    views (:class:`~actuator_gym.substep.TorchJointState`), advanced by ``backend.step``.
 
     ``DeviceLoop(backend, collection).run(decimation)`` runs ``decimation`` substeps: each reads
     the joint state through torch views of the engine's arrays, computes every actuator group in
     one ``collection.compute`` and writes the applied effort into the engine's force array, then
-    steps the physics. No host copies (on CUDA nothing leaves the GPU).
+    steps the physics. No host copies (on CUDA nothing leaves the GPU); ``telemetry()`` gives the
+    last run's effort telemetry.
 
     CUDA graphs (``graph="auto"``, only on CUDA, never on CPU): the physics substep is captured
-    once as a Warp graph and replayed; the actuator part (state gather, ``collection.compute``,
-    effort scatter) is captured as a torch CUDA graph when :func:`graph_capturable` allows it,
-    otherwise it runs eagerly each substep (still on the GPU). ``captured`` reports what is
-    captured; ``note`` why the actuator part is not. Capture failures fall back to eager and are
-    reported in ``note``. ``graph=False`` never captures.
+    once as a Warp graph and replayed; the actuator part is captured as a torch CUDA graph when
+    :func:`graph_capturable` allows it, otherwise it runs eagerly each substep (still on the GPU).
+    ``captured`` reports what is captured; ``note`` why the actuator part is not. Capture failures
+    fall back to eager and are reported in ``note``. ``graph=False`` never captures.
     """
 
     def __init__(self, backend, collection, graph: Any = "auto"):
+        from ..substep import SubstepEngine, TorchJointState
+
         if collection.device != backend.device:
             raise ValueError(
                 f"DeviceLoop: the collection is on {collection.device}, the backend on {backend.device}; "
@@ -147,45 +151,21 @@ class DeviceLoop:
         self.backend, self.collection = backend, collection
         self.dt = backend.physics_dt
         self.want_graph = graph is not False and backend.device.type == "cuda"
+        self.engine = SubstepEngine(collection, TorchJointState(backend, collection.applied_effort), self.dt, 1,
+                                    capture="auto" if self.want_graph else False)
         self.captured = {"physics": False, "actuators": False}
-        ok, why = graph_capturable(collection)
-        self.note = why if self.want_graph else "no capture (CPU device or graph=False)"
-        self._act_ok = self.want_graph and ok
-        self._act_graph = None
-        self._q = self._qd = None
 
-    def _actuators(self) -> None:
-        be, coll = self.backend, self.collection
-        self._q.copy_(be.torch_joint_pos())
-        self._qd.copy_(be.torch_joint_vel())
-        coll.compute(joint_pos=self._q, joint_vel=self._qd, dt=self.dt)
-        be.torch_set_joint_effort(coll.applied_effort)
-
-    def _capture_actuators(self) -> None:
-        # the eager first substep was the warm-up (lazy allocations happen outside the graph)
-        torch.cuda.synchronize(self.backend.device)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            self._actuators()
-        self._act_graph = g
+    @property
+    def note(self) -> str:
+        """Why the actuator part is not captured ("" when it is)."""
+        return self.engine.note
 
     def run(self, decimation: int = 1) -> None:
-        be = self.backend
-        if self._q is None:
-            dtype = self.collection.applied_effort.dtype
-            self._q = torch.zeros_like(self.collection.applied_effort, dtype=dtype)
-            self._qd = torch.zeros_like(self._q)
-        for _ in range(int(decimation)):
-            if self._act_graph is not None:
-                self._act_graph.replay()
-            else:
-                self._actuators()  # eager (also the first substep before a capture)
-                if self._act_ok and self._act_graph is None:
-                    try:
-                        self._capture_actuators()
-                        self.captured["actuators"] = True
-                    except Exception as exc:  # fall back to eager, say why
-                        self._act_ok = False
-                        self.note = f"actuator capture failed: {exc}"
-            be.step(derived=False, graph=self.want_graph)
-        self.captured["physics"] = bool(getattr(be, "graph_captured", False))
+        be, engine = self.backend, self.engine
+        engine.resize(int(decimation))
+        engine.run(lambda k: be.step(derived=False, graph=self.want_graph))
+        self.captured = {"physics": bool(getattr(be, "graph_captured", False)), "actuators": engine.captured}
+
+    def telemetry(self) -> dict:
+        """The effort telemetry of the last :meth:`run` (:data:`~actuator_gym.substep.TELEMETRY`)."""
+        return self.engine.telemetry()

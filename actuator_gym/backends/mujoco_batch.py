@@ -44,6 +44,7 @@ Rendering: :meth:`render` draws one world with ``mujoco.Renderer``; it needs an 
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Sequence
 
@@ -58,8 +59,10 @@ from .mujoco_dynamics import MassMatrixTerms
 
 __all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
 
+@functools.lru_cache(maxsize=1)
 def gl_available() -> bool:
-    """Whether ``mujoco.Renderer`` can make a context here (tries once, cheaply)."""
+    """Whether ``mujoco.Renderer`` can make a context here (tried once per process: creating and
+    destroying GL contexts over and over is what some EGL drivers abort on)."""
     if not os.environ.get("MUJOCO_GL") and not os.environ.get("DISPLAY"):
         return False
     try:

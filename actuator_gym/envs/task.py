@@ -95,6 +95,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import check_interval, check_num_envs, check_seed, real_array
 from ..collection import ActuatorCollection
+from ..substep import SubstepEngine, TorchJointState
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -202,11 +203,9 @@ class BatchedTask(VectorEnv):
                 f"{type(self).__name__}: groups {self.collection.implicit_groups} are implicit (solver-side); "
                 "the batched task applies explicit efforts only"
             )
-        self._mass_ids = None  # joints whose mass-matrix terms the substeps fetch (implicit effort mode)
-        if self.collection.needs_mass_matrix:
-            self._mass_ids = np.arange(len(self.joint_names))
+        if self.collection.needs_mass_matrix:  # Stable-PD groups: the backend must give M^-1 and bias
             try:
-                self.backend.mass_matrix_terms(self._mass_ids)
+                self.backend.mass_matrix_terms(np.arange(len(self.joint_names)))
             except NotImplementedError as exc:
                 raise ValueError(
                     f"{type(self).__name__}: groups {self.collection.implicit_effort_groups} use "
@@ -226,13 +225,10 @@ class BatchedTask(VectorEnv):
         self._cmd = self._cmd_t.cpu().numpy() if self._on_device else self._cmd_t.numpy()
         self.actions = np.zeros((n, self.num_actions))
         self.episode_step = np.zeros(n, dtype=np.int64)
-        self.telemetry = {
-            "computed_effort": np.zeros((n, j), np.float32),
-            "applied_effort": np.zeros((n, j), np.float32),
-            "power": np.zeros((n, j)),
-            "energy": np.zeros((n, j)),
-            "saturated": np.zeros((n, j), bool),
-        }
+        self.engine = self._make_engine()
+        """The substep engine running the actuators every substep (:mod:`actuator_gym.substep`)."""
+        self.telemetry = {k: np.zeros_like(v) for k, v in self.engine.telemetry().items()}
+        """The last control step's effort telemetry (:data:`~actuator_gym.substep.TELEMETRY`), ``(num_envs, num_joints)``."""
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset = np.zeros(n, dtype=bool)
         self.rng = np.random.default_rng(seed)
@@ -481,70 +477,36 @@ class BatchedTask(VectorEnv):
         return a
 
     def run_substeps(self) -> None:
-        """One control step's physics: ``decimation`` substeps of actuators + physics.
+        """One control step's physics: ``decimation`` substeps of actuators + physics, run by the
+        substep engine (:class:`~actuator_gym.substep.SubstepEngine`: the wrapper's, too), then the
+        step's telemetry into ``self.telemetry`` (keys: :data:`~actuator_gym.substep.TELEMETRY`).
 
-        The default drives the joint actuators of ``self.collection`` (targets already written
-        into ``collection.target_command``) and fills ``self.telemetry``. Tasks whose actuators are
-        not joints (rotors) override it; an override must call :meth:`notify_substep` after every
-        substep so substep callbacks keep working.
+        Targets are already written into ``collection.target_command``. Tasks with other actuators
+        (rotor groups) add them as engine participants; an override must still call
+        :meth:`notify_substep` after every substep so substep callbacks keep working.
         """
-        if self._on_device:
-            return self._run_substeps_device()
-        be, coll, tel = self.backend, self.collection, self.telemetry
-        dt = self.physics_dt
-        power, energy, sat = tel["power"], tel["energy"], tel["saturated"]
-        power[:] = 0.0
-        energy[:] = 0.0
-        sat[:] = False
-        applied = coll.applied_effort.numpy()
-        computed = coll.computed_effort.numpy()
-        mass_ids = self._mass_ids
+        engine, be = self.engine, self.backend
         last = self.decimation - 1
-        for k in range(self.decimation):
-            q, qd = be.joint_pos(), be.joint_vel()
-            if mass_ids is None:
-                coll.compute(joint_pos=q, joint_vel=qd, dt=dt)
-            else:  # implicit effort mode: M^-1 and bias of the current state, every substep
-                inv_mass, bias = be.mass_matrix_terms(mass_ids)
-                coll.compute(joint_pos=q, joint_vel=qd, dt=dt, inverse_mass=inv_mass, bias_force=bias)
-            be.set_joint_effort(applied)
-            # with mass-matrix terms, the pass that makes them current runs inside the step
-            be.step(derived=mass_ids is not None or k == last)
-            p = applied * qd
-            power += p
-            energy += np.abs(p) * dt
-            sat |= applied != computed
-            self.notify_substep(k)
-        power /= self.decimation
-        tel["computed_effort"][:] = computed
-        tel["applied_effort"][:] = applied
+        if self._on_device:
+            graph = engine.capture_physics
+            engine.run(lambda k: be.step(derived=False, graph=graph), self.notify_substep)
+        else:
+            # with mass-matrix terms, the pass that makes them current runs inside every step
+            every = engine.mass_ids is not None
+            engine.run(lambda k: be.step(derived=every or k == last), self.notify_substep)
+        for key, value in engine.telemetry().items():
+            self.telemetry[key][:] = value
 
-    def _run_substeps_device(self) -> None:
-        """``run_substeps`` on a GPU device: actuators, effort and physics stay on the device
-        (``DeviceLoop``); the telemetry is accumulated there and copied to the host once."""
-        from ..backends._warp import DeviceLoop
-
-        loop = getattr(self, "_device_loop", None)
-        if loop is None:
-            loop = self._device_loop = DeviceLoop(self.backend, self.collection)
-        be, coll, dt = self.backend, self.collection, self.physics_dt
-        applied, computed = coll.applied_effort, coll.computed_effort
-        power = torch.zeros(applied.shape, dtype=torch.float64, device=self.device)
-        energy, sat = torch.zeros_like(power), torch.zeros(applied.shape, dtype=torch.bool, device=self.device)
-        for k in range(self.decimation):
-            qd = be.torch_joint_vel().double()  # the state the actuators see (before the substep)
-            loop.run(1)
-            p = applied.double() * qd
-            power += p
-            energy += p.abs() * dt
-            sat |= applied != computed
-            self.notify_substep(k)
-        tel = self.telemetry
-        tel["power"][:] = (power / self.decimation).cpu().numpy()
-        tel["energy"][:] = energy.cpu().numpy()
-        tel["saturated"][:] = sat.cpu().numpy()
-        tel["computed_effort"][:] = computed.cpu().numpy()
-        tel["applied_effort"][:] = applied.cpu().numpy()
+    def _make_engine(self) -> SubstepEngine:
+        """The engine over this task's backend: numpy views on CPU; on a device, torch views and
+        the actuator part replayed from a CUDA graph where the collection allows it."""
+        be = self.backend
+        if not self._on_device:
+            return SubstepEngine(self.collection, be, self.physics_dt, self.decimation)
+        engine = SubstepEngine(self.collection, TorchJointState(be, self.collection.applied_effort), self.physics_dt,
+                               self.decimation, capture="auto")
+        engine.capture_physics = True  # the backend replays its physics substep from a Warp graph
+        return engine
 
     def _reset_envs(self, ids: np.ndarray) -> None:
         ids = np.asarray(ids, dtype=np.int64)
@@ -591,9 +553,9 @@ class BatchedTask(VectorEnv):
         tel = self.telemetry
         act: dict[str, Any] = {}
         everyone = np.ones(n, bool)
-        for key in ("computed_effort", "applied_effort", "power", "energy", "saturated"):
+        for key in tel:  # the engine's effort keys (actuator_gym.substep.TELEMETRY), for the envs that stepped
             act[key], act["_" + key] = tel[key].copy(), stepped.copy()
-        act["joint_pos"], act["_joint_pos"] = self.backend.joint_pos(), everyone.copy()
+        act["joint_pos"], act["_joint_pos"] = self.backend.joint_pos(), everyone.copy()  # after the step / reset
         act["joint_vel"], act["_joint_vel"] = self.backend.joint_vel(), everyone.copy()
         for key, value in self.actuator_telemetry().items():
             act[key], act["_" + key] = np.array(value), everyone.copy()

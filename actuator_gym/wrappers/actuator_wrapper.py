@@ -26,6 +26,8 @@ from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
+from ..substep import SubstepEngine
+from .engine_servo import EngineServos
 from .protocol import substep_hook_env
 
 __all__ = ["ActuatorWrapper", "ACTION_MODES", "DEFAULT_POSITION_SCALE", "DEFAULT_VELOCITY_SCALE"]
@@ -164,7 +166,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         # -- validate everything first; the env's MjModel is written only at the end, so a refused
         #    construction leaves the env bit for bit as it was
-        self._plan_implicit()
+        self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
+                        if self.collection.implicit_groups else None)
         property_writes = self._plan_joint_properties()
         self._setup_action_space(action_scale, action_offset, env_acts)
 
@@ -173,33 +176,22 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._tgt_pos = c.target_command.position.numpy()
         self._tgt_vel = c.target_command.velocity.numpy()
         self._tgt_eff = c.target_command.effort.numpy()
-        self._out_eff = c.output_command.effort.numpy()
-        self._out_pos = c.output_command.position.numpy()
-        self._out_vel = c.output_command.velocity.numpy()
-        self._computed = c.computed_effort.numpy()
-        self._applied = c.applied_effort.numpy()
-        n = len(model_order)
-        self._abs_work = np.zeros((1, n))  # implicit groups' |work| over the control step (engine force)
-        # the last substep's (q, qd, computed, applied, power), one row each, model order
-        self._last_all = np.zeros((5, n))
-        self._last = {k: self._last_all[i : i + 1] for i, k in enumerate(("q", "qd", "computed", "applied", "power"))}
         self._ctrl = data.ctrl
         self._dt = float(self.backend.physics_dt)
-        # effort_mode="implicit" groups: M^-1 and bias of the current state, fetched every substep
-        self._mass_ids = np.arange(len(model_order)) if self.collection.needs_mass_matrix else None
-        self._set_frame_skip(int(self._sim.frame_skip))
-        self._substeps = 0
+        self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
+                                    participants=[self._servos] if self._servos else [])
+        """The substep engine (:mod:`actuator_gym.substep`) run at each of the env's substeps."""
         self._inner_zero = np.zeros(model.nu)
         self._pass_action = self.action_space.shape[0] == model.nu
         self._randomized = [g for g in self.collection if self.collection[g].randomized_parameters()]
         self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.collection.parameters().items()}
         self._reset_targets()
         # -- every check passed: write into the env's model, then install the hook
-        self._configure_implicit()
+        if self._servos:
+            self._servos.configure()
         for arr, dofs, vals in property_writes:
             arr[dofs] = vals
-        explicit_only = not self._implicit and self._mass_ids is None
-        self._sim.set_substep_hook(self._substep_explicit if explicit_only else self._substep)
+        self._sim.set_substep_hook(self._substep)
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -226,66 +218,6 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ValueError(f"ActuatorWrapper: joints: {p!r} matches no joint of the model; joints are {names}")
             out += [h for h in hits if h not in out]
         return out
-
-    def _plan_implicit(self) -> None:
-        """Resolve the MuJoCo actuators of the implicit groups and check they can become position
-        servos (nothing is written: :meth:`_configure_implicit` does that once all checks passed)."""
-        c, be = self.collection, self.backend
-        self._implicit = []  # (group, collection cols, actuator ids)
-        for g in c.implicit_groups:
-            ids = c.joint_ids(g)
-            try:
-                acts = be.joint_actuators(ids)
-            except ValueError as exc:
-                raise ValueError(
-                    f"ActuatorWrapper: implicit group '{g}' needs one MuJoCo actuator per joint: {exc}"
-                ) from None
-            be.check_position_servos(acts)
-            self._implicit.append((g, np.asarray(ids, dtype=np.intp), acts))
-        if self._implicit:
-            self._imp_cols = np.concatenate([i for _, i, _ in self._implicit])
-            self._imp_acts = np.concatenate([a for _, _, a in self._implicit])
-            # implicit columns that are driven (all of them), as positions in the action order
-            order = list(self._cols_idx)
-            self._imp_sel = np.asarray([i for i, c in enumerate(self._imp_cols) if c in order], dtype=np.intp)
-            self._imp_pos = np.asarray([order.index(self._imp_cols[i]) for i in self._imp_sel], dtype=np.intp)
-            self._imp_a = np.zeros((1, len(self._imp_cols)))
-            self._imp_b = np.zeros((1, len(self._imp_cols)))
-
-    def _configure_implicit(self) -> None:
-        """Turn the implicit groups' MuJoCo actuators into servos with the gains in force."""
-        if self._implicit:
-            self.backend.configure_position_servos(self._imp_acts, 1.0, 0.0, np.inf, None)
-            self._apply_implicit_gains()
-
-    def _apply_implicit_gains(self) -> None:
-        """Write the implicit groups' gains in force (kp, kd, limit) into the MuJoCo actuators.
-
-        MuJoCo's servo is ``gain * ctrl - kp q - kd qd``; with ``gain = kp`` (``kd`` where kp = 0)
-        the wrapper sends ``ctrl = (kp q* + kd qd*) / gain``, which is ``q*`` in position mode."""
-        off = 0
-        ranges = self.backend.joints.range
-        for g, ids, acts in self._implicit:
-            m = self.collection[g]
-            kp = m.parameter("stiffness")[0].numpy().astype(np.float64)
-            kd = m.parameter("damping")[0].numpy().astype(np.float64)
-            lim = m.parameter("max_effort")[0].numpy().astype(np.float64)
-            gain = np.where(kp > 0, kp, kd)
-            safe = np.where(gain > 0, gain, 1.0)
-            self.backend.set_servo_gains(acts, gain, kd, lim)
-            self._model.actuator_biasprm[acts, 1] = -kp
-            k = len(ids)
-            self._imp_a[0, off : off + k] = np.where(gain > 0, kp / safe, 0.0)
-            self._imp_b[0, off : off + k] = np.where(gain > 0, kd / safe, 0.0)
-            # ctrl == q* (clipped to the joint range) only in position mode with kp > 0
-            cr = ranges[ids].copy()
-            if self.action_mode != "position":
-                cr[:] = np.inf
-            cr[kp <= 0] = np.inf
-            lim_ok = np.isfinite(cr).all(axis=1)
-            self._model.actuator_ctrllimited[acts] = lim_ok.astype(self._model.actuator_ctrllimited.dtype)
-            self._model.actuator_ctrlrange[acts[lim_ok]] = cr[lim_ok]
-            off += k
 
     def _plan_joint_properties(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """The armature / friction writes of every group, ``[(model array, dofs, values)]``, all
@@ -333,7 +265,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         m = self._model
         # the implicit groups' actuators become gear-1 servos without ctrl limits in effort mode
         # (configured after this check), so their scale stays 1
-        servo = {self.backend.joints.names[i] for _, ids, _ in self._implicit for i in ids}
+        servo = {self.backend.joints.names[i] for i in self._servos.cols} if self._servos else set()
         for a, name in env_acts:
             if name in self.joint_names and name not in servo:
                 cr = m.actuator_ctrlrange[a]
@@ -372,11 +304,6 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ---------------------------------------------------------------------------------------
     # runtime
     # ---------------------------------------------------------------------------------------
-    def _set_frame_skip(self, frame_skip: int) -> None:
-        self._frame_skip, self._last_k = frame_skip, frame_skip - 1
-        self._power = np.zeros((frame_skip, self._abs_work.shape[1]))  # per-substep power, model order
-        self._power_rows = [self._power[k : k + 1] for k in range(frame_skip)]
-
     def _reset_targets(self) -> None:
         c = self._cols
         self._tgt_pos[0, c] = self._default_pos
@@ -419,58 +346,12 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             else:
                 self._tgt_eff[0, c] = part
 
-    def _substep_explicit(self, k: int) -> None:
-        """The per-substep hook when every group computes explicit efforts (the common case):
-        :meth:`_substep` without the implicit-servo and mass-matrix branches."""
-        be = self.backend
-        if k == 0:
-            self._ctrl.fill(0.0)  # the env's own actuators are replaced
-        q, qd = be.joint_pos(), be.joint_vel()
-        self.collection.compute(q, qd, self._dt)
-        be.set_joint_effort(self._out_eff)
-        p = self._power_rows[k]
-        np.multiply(self._applied, qd, out=p)
-        self._record(k, q, qd, p)
-
     def _substep(self, k: int) -> None:
-        """The per-substep hook: actuator models -> qfrc_applied (and implicit servo ctrl)."""
-        be = self.backend
+        """The env's per-substep hook: the substep engine (actuators -> qfrc_applied, engine servos'
+        ctrl); the env's own actuators are replaced (their ctrl zeroed at the first substep)."""
         if k == 0:
-            self._ctrl.fill(0.0)  # the env's own actuators are replaced
-        elif self._implicit:
-            self._account_implicit()
-        q, qd = be.joint_pos(), be.joint_vel()
-        if self._mass_ids is None:
-            self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt)
-        else:
-            inv_mass, bias = be.mass_matrix_terms(self._mass_ids)
-            self.collection.compute(joint_pos=q, joint_vel=qd, dt=self._dt, inverse_mass=inv_mass, bias_force=bias)
-        be.set_joint_effort(self._out_eff)
-        p = self._power_rows[k]  # this substep's power; |.| summed once per control step
-        np.multiply(self._applied, qd, out=p)
-        if self._implicit:
-            ic = self._imp_cols
-            self._ctrl[self._imp_acts] = (self._imp_a * self._out_pos[:, ic] + self._imp_b * self._out_vel[:, ic])[0]
-            p[:, ic] = 0.0
-            self._qd_imp = qd[0, ic]  # a copy (fancy index)
-        self._record(k, q, qd, p)
-
-    def _record(self, k: int, q, qd, p) -> None:
-        """Count the substep; after the last one keep its state and efforts for the telemetry."""
-        if k == self._last_k:
-            last = self._last_all
-            last[0] = q[0]
-            last[1] = qd[0]
-            last[2] = self._computed[0]
-            last[3] = self._applied[0]
-            last[4] = p[0]
-        self._substeps += 1
-
-    def _account_implicit(self) -> np.ndarray:
-        """Add the implicit groups' work of the substep just stepped (engine force x velocity)."""
-        force = self._data.actuator_force[self._imp_acts]
-        self._abs_work[0, self._imp_cols] += np.abs(force * self._qd_imp[0])
-        return force
+            self._ctrl.fill(0.0)
+        self.engine.substep(k)
 
     def _check_open(self, what: str) -> None:
         if self._closed:
@@ -480,17 +361,17 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._check_open("step")
         a = self._check_action(action)
         self._write_targets(a)
-        self._abs_work.fill(0.0)
-        self._substeps = 0
-        fs = self._sim.frame_skip
-        if fs != self._frame_skip:
-            self._set_frame_skip(int(fs))
+        engine = self.engine
+        engine.resize(int(self._sim.frame_skip))
+        engine.begin()
+        if self._servos:
+            self._servos.begin()
         inner = a if self._pass_action else self._inner_zero
         obs, reward, terminated, truncated, info = self.env.step(inner)
-        if self._substeps != self._frame_skip:
+        if engine.substeps_run != engine.num_substeps:
             raise RuntimeError(
-                f"ActuatorWrapper: the substep hook ran {self._substeps} times in one step, expected "
-                f"frame_skip={self._frame_skip}; the env does not call its simulation hook (unsupported "
+                f"ActuatorWrapper: the substep hook ran {engine.substeps_run} times in one step, expected "
+                f"frame_skip={engine.num_substeps}; the env does not call its simulation hook (unsupported "
                 "Gymnasium version? actuator-gym needs gymnasium>=1.0,<2)"
             )
         info = dict(info)
@@ -498,33 +379,15 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
     def _telemetry(self) -> dict[str, np.ndarray]:
-        # one fancy-index gather: a fresh (5, J) block in action order, rows handed out as views
-        q, qd, computed, applied, power = self._last_all[:, self._cols_idx]
-        if self._implicit:
-            force = self._account_implicit()
-            pos = self._imp_pos  # positions of the implicit columns in action order
-            computed[pos] = applied[pos] = force[self._imp_sel]
-            power[pos] = applied[pos] * qd[pos]
-            saturated = computed != applied
-            m, acts = self._model, self._imp_acts[self._imp_sel]
-            limited = m.actuator_forcelimited[acts].astype(bool)
-            saturated[pos] = limited & (np.abs(applied[pos]) >= m.actuator_forcerange[acts, 1] * (1 - 1e-9))
-        else:
-            saturated = computed != applied
-        work = np.abs(self._power, out=self._power).sum(axis=0)
-        if self._implicit:
-            work += self._abs_work[0]
-        energy = work[self._cols_idx]
-        energy *= self._dt
-        return {
-            "computed_effort": computed,
-            "applied_effort": applied,
-            "joint_pos": q,
-            "joint_vel": qd,
-            "power": power,
-            "saturated": saturated,
-            "energy": energy,
-        }
+        """The engine's step telemetry (:data:`~actuator_gym.substep.TELEMETRY`) in action order,
+        the engine servos' columns from MuJoCo's own actuator force."""
+        cols = self._cols_idx
+        tel = {k: v[0, cols] for k, v in self.engine.telemetry().items()}
+        if self._servos:
+            self._servos.finish(tel, self._dt)
+        be = self.backend  # the state after the step, as the env's observation sees it
+        tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0, cols], be.joint_vel()[0, cols]
+        return tel
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         self._check_open("reset")
@@ -538,12 +401,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.collection.reset()
         for g in self._randomized:
             self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.collection[g].parameters().items()}
-        if self._implicit:
-            self._apply_implicit_gains()
+        if self._servos:
+            self._servos.apply_gains()
         self._reset_targets()
-        for v in self._last.values():
-            v.fill(0.0)
-        self._abs_work.fill(0.0)
         info = dict(info)
         info["actuator"] = {"parameters": self.parameters()}
         return obs, info

@@ -1,0 +1,275 @@
+"""The substep engine: the one place that runs the actuators at every physics substep.
+
+Every consumer -- :class:`~actuator_gym.wrappers.ActuatorWrapper` on a Gymnasium env, the batched
+tasks on CPU, the device path on the Warp backends, rotor groups -- runs the same order of
+operations for each of the ``S`` physics substeps of a control step::
+
+    q, qd  = state.joint_pos(), state.joint_vel()            # the state the actuators see
+    [M^-1, bias = state.mass_matrix_terms(ids)]              # only for effort_mode="implicit" groups
+    collection.compute(q, qd, dt, ...)                        # every joint group: Delay -> Drive -> Clamps
+    state.set_joint_effort(collection.output_command.effort)  # generalized forces on the joints' DOFs
+    [participants: rotor groups, engine servos write their commands]
+    telemetry.record(k, applied, qd)
+    advance the physics by one substep                        # the consumer's part
+
+Consumers differ only in where the state lives (``state``: a backend, or an adapter) and how the
+physics advances (``advance``: ``backend.step``, or the wrapped env's own ``mj_step`` loop, which
+calls :meth:`SubstepEngine.substep` as its per-substep hook).
+
+Telemetry (:data:`TELEMETRY`) is defined here once; the wrapper, the single task env and the
+vector env report the same keys with the same meaning: the instantaneous keys are those of the
+**last** substep of the control step, ``energy`` and ``mean_power`` cover **all** its substeps.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+import torch
+
+__all__ = ["JointState", "SubstepParticipant", "StepTelemetry", "SubstepEngine", "TELEMETRY"]
+
+TELEMETRY: dict[str, str] = {
+    "computed_effort": "drive output before the clamps [N·m or N], last substep",
+    "applied_effort": "effort after the clamps, what the joint received [N·m or N], last substep",
+    "saturated": "applied_effort != computed_effort (a clamp acted), last substep",
+    "power": "applied_effort * joint_vel [W], last substep (signed: negative = braking); joint_vel is "
+             "the velocity the actuator read at that substep",
+    "mean_power": "mean of applied_effort * joint_vel over the control step's substeps [W] (signed)",
+    "energy": "mechanical work over the control step, sum over substeps of |applied_effort * joint_vel| "
+              "* physics_dt [J] (regenerative work counted as spent)",
+    "joint_pos": "joint position after the control step [rad or m] (what the observation sees)",
+    "joint_vel": "joint velocity after the control step [rad/s or m/s]",
+}
+"""Every ``info["actuator"]`` key of the joint groups and its meaning, ``(num_envs, num_joints)``
+(the single env and the wrapper: ``(num_joints,)``)."""
+
+
+@runtime_checkable
+class JointState(Protocol):
+    """Where the joint state lives: what the engine reads and writes at each substep.
+
+    Every physics backend satisfies it (:mod:`actuator_gym.backends.protocols`); the device path
+    uses :class:`TorchJointState` over a device backend's torch views.
+    """
+
+    def joint_pos(self) -> Any:
+        """``(num_envs, num_joints)`` [rad or m], valid until the physics advances."""
+
+    def joint_vel(self) -> Any:
+        """``(num_envs, num_joints)`` [rad/s or m/s], valid until the physics advances."""
+
+    def set_joint_effort(self, effort: Any) -> None:
+        """Generalized force [N·m or N] on each joint's DOF for the coming substep(s)."""
+
+    def mass_matrix_terms(self, joint_ids: Sequence[int]) -> tuple[Any, Any]:
+        """``(inverse_mass (N, J, J), bias_force (N, J))`` of the current state (Stable-PD groups)."""
+
+
+class SubstepParticipant(Protocol):
+    """Something besides the joint groups that acts at every substep (a rotor group, an engine
+    servo): called after the joint groups computed and wrote their efforts, before the physics
+    advances."""
+
+    def substep(self, k: int) -> None: ...
+
+
+class TorchJointState:
+    """:class:`JointState` over a device backend's torch views (``torch_joint_pos`` /
+    ``torch_joint_vel`` / ``torch_set_joint_effort``), copied into fixed buffers so that the
+    actuator part can be replayed from a CUDA graph."""
+
+    def __init__(self, backend: Any, like: torch.Tensor):
+        self.backend = backend
+        self.q = torch.zeros_like(like)
+        """The position buffer the actuators read [rad or m] (fixed storage, graph-replay safe)."""
+        self.qd = torch.zeros_like(like)
+        """The velocity buffer the actuators read [rad/s or m/s]."""
+
+    def joint_pos(self) -> torch.Tensor:
+        self.q.copy_(self.backend.torch_joint_pos())
+        return self.q
+
+    def joint_vel(self) -> torch.Tensor:
+        self.qd.copy_(self.backend.torch_joint_vel())
+        return self.qd
+
+    def set_joint_effort(self, effort: torch.Tensor) -> None:
+        self.backend.torch_set_joint_effort(effort)
+
+    def mass_matrix_terms(self, joint_ids):
+        return self.backend.mass_matrix_terms(joint_ids)
+
+
+class StepTelemetry:
+    """The accounting of one control step over ``(num_envs, num_joints)`` joints.
+
+    ``record(k, applied, qd)`` keeps substep ``k``'s ``applied * qd`` (one multiply into a
+    preallocated row, numpy or torch alike); :meth:`finish` reduces the rows once per control
+    step into the :data:`TELEMETRY` arrays (``power``, ``mean_power``, ``energy``) and takes the
+    last substep's efforts. Rows are float64 wherever the efforts are float32.
+    """
+
+    def __init__(self, like: Any, num_substeps: int, physics_dt: float):
+        self.physics_dt = float(physics_dt)
+        shape = (int(num_substeps), *tuple(like.shape))
+        if isinstance(like, torch.Tensor):
+            self.rows = torch.zeros(shape, dtype=torch.float64, device=like.device)
+        else:
+            self.rows = np.zeros(shape)
+        self._row = [self.rows[k] for k in range(shape[0])]
+        self.substeps = 0
+
+    def begin(self) -> None:
+        self.substeps = 0
+
+    def record(self, k: int, applied: Any, qd: Any) -> None:
+        """Substep ``k``'s power row ``applied * qd`` (``qd``: the velocity the actuators read)."""
+        row = self._row[k]
+        if isinstance(row, torch.Tensor):
+            torch.mul(applied, qd, out=row)
+        else:
+            np.multiply(applied, qd, out=row)
+        self.substeps += 1
+
+    def finish(self, computed: Any, applied: Any) -> dict[str, np.ndarray]:
+        """The effort keys of :data:`TELEMETRY` as fresh host arrays ``(num_envs, num_joints)`` for
+        the substeps recorded since :meth:`begin` (zero before the first substep); the consumer adds
+        ``joint_pos`` / ``joint_vel`` from its state after the step."""
+        s = self.substeps
+        rows = self.rows[:s]
+        if isinstance(rows, torch.Tensor):
+            power = rows[s - 1].cpu().numpy().copy() if s else np.zeros(tuple(rows.shape[1:]))
+            mean = rows.mean(dim=0).cpu().numpy() if s else np.zeros_like(power)
+            energy = rows.abs().sum(dim=0).cpu().numpy() * self.physics_dt
+            computed, applied = computed.cpu().numpy(), applied.cpu().numpy()
+        else:
+            power = rows[s - 1].copy() if s else np.zeros(rows.shape[1:])
+            mean = rows.mean(axis=0) if s else np.zeros_like(power)
+            energy = np.abs(rows).sum(axis=0) * self.physics_dt
+        computed, applied = np.array(computed), np.array(applied)  # fresh copies
+        return {"computed_effort": computed, "applied_effort": applied, "saturated": computed != applied,
+                "power": power, "mean_power": mean, "energy": energy}
+
+
+class SubstepEngine:
+    """Runs an :class:`~actuator_gym.ActuatorCollection` (and its participants) at every substep.
+
+    Args:
+        collection: the joint groups (``target_command`` already written for this control step).
+        state: a :class:`JointState` (a backend, or an adapter over one).
+        physics_dt: the substep [s].
+        num_substeps: substeps per control step (the telemetry's row count; :meth:`resize` changes it).
+        participants: rotor groups, engine servos: :class:`SubstepParticipant` called after the
+            joint groups at each substep.
+        capture: ``"auto"`` replays the actuator part from a CUDA graph when the collection allows
+            it (``backends/_warp.py`` ``graph_capturable``) and the state lives on a CUDA device;
+            ``False`` never captures (CPU always runs eagerly).
+
+    ``substep(k)`` is the per-substep work (the wrapper installs it as the env's substep hook);
+    ``run(advance)`` is the whole control step for consumers that advance the physics themselves;
+    ``begin()`` / ``telemetry()`` bracket a control step.
+    """
+
+    def __init__(
+        self,
+        collection: Any,
+        state: JointState,
+        physics_dt: float,
+        num_substeps: int,
+        *,
+        participants: Sequence[SubstepParticipant] = (),
+        capture: Any = False,
+    ):
+        self.collection, self.state = collection, state
+        self.dt = float(physics_dt)
+        self.participants = list(participants)
+        self.mass_ids = np.arange(collection.num_joints) if collection.needs_mass_matrix else None
+        self._applied, self._computed = collection.applied_effort, collection.computed_effort
+        self._effort = collection.output_command.effort
+        if collection.ops.name == "numpy" and not isinstance(state, TorchJointState):  # zero-copy numpy views
+            self._applied, self._computed = self._applied.numpy(), self._computed.numpy()
+            self._effort = self._effort.numpy()
+        self.telemetry_rows = StepTelemetry(self._applied, num_substeps, self.dt)
+        self.num_substeps = int(num_substeps)
+        self._capture = capture if capture is not False and collection.device.type == "cuda" else False
+        self.captured = False
+        self.note = "" if self._capture else "no capture (CPU device or capture=False)"
+        self._graph = None
+        self.capture_physics = False
+        """Whether the consumer replays its physics substep from a graph (device backends)."""
+
+    def resize(self, num_substeps: int) -> None:
+        """Change the substeps per control step (a wrapped env whose ``frame_skip`` changed)."""
+        if int(num_substeps) != self.num_substeps:
+            self.num_substeps = int(num_substeps)
+            self.telemetry_rows = StepTelemetry(self._applied, num_substeps, self.dt)
+
+    # -- one substep ---------------------------------------------------------------------------
+    def _actuators(self) -> Any:
+        st, coll = self.state, self.collection
+        q, qd = st.joint_pos(), st.joint_vel()
+        if self.mass_ids is None:
+            coll.compute(q, qd, self.dt)
+        else:  # Stable-PD groups: M^-1 and bias of the current state, every substep
+            inv_mass, bias = st.mass_matrix_terms(self.mass_ids)
+            coll.compute(q, qd, self.dt, inverse_mass=inv_mass, bias_force=bias)
+        st.set_joint_effort(self._effort)
+        return qd
+
+    def substep(self, k: int) -> None:
+        """Substep ``k`` of the control step: state -> actuators -> efforts -> participants ->
+        telemetry (the physics advances after it returns)."""
+        if self._graph is not None:
+            self._graph.replay()
+            qd = self.state.qd  # the buffer the captured graph filled (TorchJointState)
+        else:
+            qd = self._actuators()
+            if self._capture and k == 0 and self._graph is None:
+                self._try_capture()
+        for p in self.participants:
+            p.substep(k)
+        self.telemetry_rows.record(k, self._applied, qd)
+
+    def _try_capture(self) -> None:
+        """Record the actuator part as a CUDA graph (after the eager warm-up substep), or say why not."""
+        from .backends._warp import graph_capturable
+
+        ok, why = graph_capturable(self.collection)
+        if not ok or not isinstance(self.state, TorchJointState):
+            self._capture, self.note = False, why or "the state is not on a device"
+            return
+        try:
+            torch.cuda.synchronize(self.collection.device)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                self._actuators()
+            self._graph, self.captured = g, True
+        except Exception as exc:  # eager from now on; say why
+            self._capture, self.note = False, f"actuator capture failed: {exc}"
+
+    # -- one control step ------------------------------------------------------------------------
+    def begin(self) -> None:
+        """Start a control step (the telemetry counts its substeps from here)."""
+        self.telemetry_rows.begin()
+
+    def run(self, advance: Callable[[int], None], after: Callable[[int], None] | None = None) -> None:
+        """The control step: :meth:`begin`, then for each substep ``k``: :meth:`substep`, ``advance(k)``
+        (one physics substep), ``after(k)`` (e.g. the task's substep callbacks)."""
+        self.begin()
+        for k in range(self.num_substeps):
+            self.substep(k)
+            advance(k)
+            if after is not None:
+                after(k)
+
+    @property
+    def substeps_run(self) -> int:
+        """Substeps recorded since :meth:`begin` (the wrapper checks its env called the hook each time)."""
+        return self.telemetry_rows.substeps
+
+    def telemetry(self) -> dict[str, np.ndarray]:
+        """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays; the
+        consumer adds ``joint_pos`` / ``joint_vel`` after the step)."""
+        return self.telemetry_rows.finish(self._computed, self._applied)
