@@ -85,7 +85,6 @@ substep and passes them to ``collection.compute``; backends without them (``mujo
 from __future__ import annotations
 
 import importlib
-import math
 from typing import Any, Callable, Mapping, Sequence
 
 import gymnasium as gym
@@ -94,6 +93,7 @@ import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import check_interval, check_num_envs, check_seed, real_array
+from ..actions import per_element, position_bounds
 from ..collection import ActuatorCollection
 from ..substep import SubstepEngine, TorchJointState
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
@@ -216,7 +216,7 @@ class BatchedTask(VectorEnv):
         self._setup_actions()
         self._field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 
-        n, j = self.num_envs, len(self.joint_names)
+        n = self.num_envs
         self._cmd_t = {
             "position": self.collection.target_command.position,
             "velocity": self.collection.target_command.velocity,
@@ -423,14 +423,7 @@ class BatchedTask(VectorEnv):
         k = len(ids)
 
         def per_joint(v, what):
-            arr = real_array(v, what, type(cfg).__name__)
-            if arr.ndim == 0:
-                arr = np.full(k, float(arr))
-            if arr.shape != (k,) or not np.isfinite(arr).all():
-                raise ValueError(
-                    f"{type(cfg).__name__}: {what} must be a finite scalar or have one value per action joint ({k}), got {v!r}"
-                )
-            return arr
+            return per_element(v, k, f"{what} (one value per action joint)", type(cfg).__name__)
 
         self._scale = per_joint(cfg.action_scale, "action_scale")
         if np.any(self._scale == 0):
@@ -444,14 +437,10 @@ class BatchedTask(VectorEnv):
         if cfg.action_bounds is not None:
             lo, hi = check_interval(cfg.action_bounds, "action_bounds", type(cfg).__name__, strict=True, allow_inf=True)
             low, high = np.full(k, lo), np.full(k, hi)
-        elif cfg.action_mode == "position":
-            rng = self.backend.joints.range[self.action_joint_ids].copy()
-            kinds = [self.backend.joints.kind[i] for i in self.action_joint_ids]
-            for r, kind in zip(rng, kinds):
-                if not np.isfinite(r).all():
-                    r[:] = (-math.pi, math.pi) if kind == "hinge" else (-1.0, 1.0)
-            a = (rng - self._offset[:, None]) / self._scale[:, None]
-            low, high = a.min(axis=1), a.max(axis=1)
+        elif cfg.action_mode == "position":  # the wrapper's rule (actuator_gym.actions)
+            ji = self.backend.joints
+            low, high = position_bounds(ji.range[self.action_joint_ids], [ji.kind[i] for i in self.action_joint_ids],
+                                        self._scale, self._offset)
         else:
             low, high = -np.ones(k), np.ones(k)
         self._act_low = low.astype(np.float32)

@@ -13,7 +13,6 @@ termination logic are unchanged. See docs/wrapper.md.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any, Sequence
@@ -26,6 +25,7 @@ from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
+from ..actions import per_element, position_bounds
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
 from .protocol import substep_hook_env
@@ -37,8 +37,6 @@ DEFAULT_POSITION_SCALE = 0.5
 """[rad or m per action unit]: default ``action_scale`` of the position channel."""
 DEFAULT_VELOCITY_SCALE = 5.0
 """[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
-_UNLIMITED_HALF_SPAN = {"hinge": math.pi, "slide": 1.0}
-"""Half-width [rad or m] of the position action bounds around the offset for unlimited joints."""
 
 
 def _refuse_stacking(env: gym.Env) -> None:
@@ -56,18 +54,11 @@ def _refuse_stacking(env: gym.Env) -> None:
 
 
 def _per_joint(value: Any, n: int, what: str, convert_only: bool = False) -> np.ndarray:
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"ActuatorWrapper: {what} must be a number or a sequence of {n} numbers, got {value!r}")
-    arr = real_array(value, what, "ActuatorWrapper")
     if convert_only:  # the caller tiles it per channel first
-        return arr
-    if arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    if arr.shape != (n,):
-        raise ValueError(f"ActuatorWrapper: {what} must be a number or have shape ({n},), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"ActuatorWrapper: {what} must be finite, got {arr.tolist()}")
-    return arr
+        if isinstance(value, (str, bytes)) or value is None:
+            raise TypeError(f"ActuatorWrapper: {what} must be a number or a sequence of {n} numbers, got {value!r}")
+        return real_array(value, what, "ActuatorWrapper")
+    return per_element(value, n, what, "ActuatorWrapper")
 
 
 class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -291,13 +282,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._scale, self._offset = scale, offset
         low, high = -np.ones(A), np.ones(A)
         if "pos" in channels:
-            s, o = scale[:J], offset[:J]
-            lo, hi = self._range[:, 0].copy(), self._range[:, 1].copy()
-            for i, kind in enumerate(self._kinds):
-                if not np.isfinite(lo[i]):
-                    lo[i], hi[i] = o[i] - _UNLIMITED_HALF_SPAN[kind], o[i] + _UNLIMITED_HALF_SPAN[kind]
-            a1, a2 = (lo - o) / s, (hi - o) / s
-            low[:J], high[:J] = np.minimum(a1, a2), np.maximum(a1, a2)
+            low[:J], high[:J] = position_bounds(self._range, self._kinds, scale[:J], offset[:J])
         self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
         self._nact = A
 
