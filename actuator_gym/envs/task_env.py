@@ -1,0 +1,116 @@
+"""The single-env view of a batched task and the Gymnasium registration of tasks."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode
+
+from .._checks import check_seed, real_array
+from .task import BatchedTask
+from .vector_info import unbatch_info
+
+__all__ = ["TaskEnv", "make_task_env", "make_task_vec", "register_task"]
+
+
+class TaskEnv(gym.Env):
+    """A single-env ``gymnasium.Env`` over a :class:`BatchedTask` built with ``num_envs=1``.
+
+    ``unwrapped.model`` is the task's compiled ``MjModel`` (the nominal model; per-env randomized
+    fields live in ``task.backend.model_field(...)``); ``unwrapped.data`` is an ``MjData`` **copy**
+    of world 0, refreshed after every ``reset`` and ``step`` (writes to it do not reach the
+    simulation); ``unwrapped.dt`` is the control period [s]. Returns python ``float`` rewards and
+    ``bool`` flags. Episodes end through the task's own truncation; no autoreset.
+    """
+
+    def __init__(self, task: BatchedTask):
+        import mujoco
+
+        if not isinstance(task, BatchedTask) or task.num_envs != 1:
+            raise ValueError("TaskEnv: task must be a BatchedTask with num_envs=1")
+        self.task = task
+        self.model = task.model
+        self.data = mujoco.MjData(task.model)
+        self.dt = task.dt
+        self.observation_space = task.single_observation_space
+        self.action_space = task.single_action_space
+        self.render_mode = task.render_mode
+        self.metadata = {"render_modes": ["rgb_array"], "render_fps": task.metadata["render_fps"]}
+        self._sync()
+
+    def _sync(self) -> None:
+        self.task.backend.data(0, self.data)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        self.task._check_open("reset")
+        check_seed(seed, f"{type(self).__name__}.reset")  # before Gymnasium's own seeding sees it
+        super().reset(seed=seed)
+        obs, info = self.task.reset(seed=seed, options=options)
+        self._sync()
+        return obs[0].copy(), unbatch_info(info, 0)
+
+    def step(self, action: Any):
+        self.task._check_open("step")
+        a = real_array(action, "action", "TaskEnv.step")
+        if a.shape != self.action_space.shape:
+            raise ValueError(f"TaskEnv.step: action must have shape {self.action_space.shape}, got {a.shape}")
+        obs, rew, term, trunc, info = self.task.step(a[None])
+        self._sync()
+        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), unbatch_info(info, 0)
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        c = self.task.cfg
+        return self.task.backend.render(0, c.render_width, c.render_height)
+
+    def close(self) -> None:
+        self.task.close()
+
+
+# -- registration ----------------------------------------------------------------------------------
+def _load(task_cls: type | str) -> type:
+    if isinstance(task_cls, str):
+        mod, _, name = task_cls.partition(":")
+        task_cls = getattr(importlib.import_module(mod), name)
+    if not (isinstance(task_cls, type) and issubclass(task_cls, BatchedTask)):
+        raise ValueError(f"task_cls must be a BatchedTask subclass or 'module:Class', got {task_cls!r}")
+    return task_cls
+
+
+def make_task_env(task_cls: type | str, env_cls: type | str | None = None, **kwargs: Any) -> TaskEnv:
+    """Single-env entry point: ``env_cls(task_cls(num_envs=1, autoreset_mode=DISABLED, **kwargs))``
+    (``env_cls``: :class:`TaskEnv` or a subclass, or a lazy ``"module:Class"`` string)."""
+    kwargs.pop("max_episode_steps", None)
+    kwargs.setdefault("autoreset_mode", AutoresetMode.DISABLED)
+    if env_cls is None:
+        env_cls = TaskEnv
+    elif isinstance(env_cls, str):
+        mod, _, name = env_cls.partition(":")
+        env_cls = getattr(importlib.import_module(mod), name)
+    if not (isinstance(env_cls, type) and issubclass(env_cls, TaskEnv)):
+        raise ValueError(f"env_cls must be a TaskEnv subclass or 'module:Class', got {env_cls!r}")
+    return env_cls(_load(task_cls)(num_envs=1, **kwargs))
+
+
+def make_task_vec(task_cls: type | str, num_envs: int = 1, **kwargs: Any) -> BatchedTask:
+    """Vector entry point: ``task_cls(num_envs=num_envs, **kwargs)``."""
+    kwargs.pop("max_episode_steps", None)
+    return _load(task_cls)(num_envs=num_envs, **kwargs)
+
+
+def register_task(id: str, task_cls: type | str, *, env_cls: type | str | None = None, **kwargs: Any) -> None:
+    """Register ``id`` for ``gymnasium.make`` (single env: :class:`TaskEnv`, or ``env_cls``) and
+    ``gymnasium.make_vec`` (the native batched class). ``task_cls`` / ``env_cls`` are classes or
+    lazy ``"module:Class"`` strings; ``kwargs`` are default constructor / ``TaskCfg`` overrides."""
+    import functools
+
+    gym.register(
+        id=id,
+        entry_point=functools.partial(make_task_env, task_cls, env_cls),
+        vector_entry_point=functools.partial(make_task_vec, task_cls),
+        kwargs=dict(kwargs),
+        disable_env_checker=False,
+    )
