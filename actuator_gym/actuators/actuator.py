@@ -42,7 +42,9 @@ from .._checks import (
     real_array,
 )
 from .params import BindContext, Param, UnknownParameterError
-from .parts import Clamping, Delay, Drive, DrivePD, DrivePID
+from .clamps import Clamping
+from .delay import Delay
+from .drives import Drive, DrivePD, DrivePID
 
 __all__ = ["Actuator", "as_env_ids"]
 

@@ -78,8 +78,8 @@ import torch
 
 from .._array import NUMPY_OPS, TORCH_OPS
 from .._checks import check_dt, real_array
+from .drives import DrivePD, DrivePID
 from .params import BindContext
-from .parts import DrivePD, DrivePID
 
 __all__ = ["ImplicitOptions", "solve_implicit"]
 

@@ -34,9 +34,10 @@ import numpy as np
 from .._checks import check_bool, check_int, real_array
 from ..randomization import Distribution
 from .actuator import Actuator
+from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased
+from .delay import MAX_DELAY, Delay
+from .drives import Drive, DrivePD
 from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
-from .delay import MAX_DELAY
-from .parts import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, Drive, DrivePD
 
 __all__ = [
     "ActuatorBaseCfg",

@@ -1,6 +1,6 @@
 """Learned drives: an MLP over a short history, an LSTM, a GRU over named input columns.
 
-Each is a :class:`~actuator_gym.actuators.parts.Drive`, so it composes with a :class:`Delay` and any
+Each is a :class:`~actuator_gym.actuators.drives.Drive`, so it composes with a :class:`Delay` and any
 clamp chain::
 
     Actuator(drive=DriveNeuralMLP(network_file="net.onnx"), delay=Delay(0, 2),
@@ -37,7 +37,7 @@ from torch import nn
 
 from .checkpoints import LoadedNetwork, load_network, validate_network
 from .limits import NetworkLimits, current_network_limits
-from .parts import Drive
+from .drives import Drive
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
 
