@@ -42,6 +42,7 @@ from .._checks import (
     real_array,
 )
 from .params import BindContext, Param, UnknownParameterError
+from .part import Part
 from .clamps import Clamping
 from .delay import Delay
 from .drives import Drive, DrivePD, DrivePID
@@ -199,7 +200,7 @@ class Actuator:
         self.delay: Delay | None = bound[0] if delay is not None else None
         self.drive: Drive = bound[1 if delay is not None else 0]
         self.clamping: list[Clamping] = bound[2 if delay is not None else 1 :]
-        self._parts = bound
+        self._parts: tuple[Part, ...] = tuple(bound)
 
         n, j = self.num_envs, self.num_joints
         self.computed_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
@@ -224,6 +225,11 @@ class Actuator:
         applied.copy_(self.applied_effort)
         self.computed_effort, self.applied_effort = computed, applied
         self._computed, self._applied = self.ops.view(computed), self.ops.view(applied)
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The bound parts in recipe order: ``(delay?, drive, *clamping)``."""
+        return self._parts
 
     # -- parameters -------------------------------------------------------------------------
     def _lookup(self, name: str) -> Param:

@@ -42,9 +42,15 @@ class ClampingMaxEffort(Clamping):
     no limit)."""
 
     PARAMS = {"max_effort": (math.inf, NONNEG)}
+    GRAPH_SAFE = True
+    STATEFUL = False
 
     def __init__(self, max_effort: Any = math.inf):
         super().__init__(max_effort=max_effort)
+
+    def to_newton(self, exporter: Any) -> Any:
+        """``newton.actuators.ClampingMaxEffort`` with the per-env limits in force [N·m or N]."""
+        return exporter.newton_actuators.ClampingMaxEffort(max_effort=exporter.floats(self, "max_effort"))
 
     def _setup(self, ctx):
         self._neg_t, self._neg = self._buffer(ctx)
@@ -87,11 +93,21 @@ class ClampingDCMotor(Clamping):
         "velocity_limit": (math.nan, POSITIVE),
         "effort_limit": (math.inf, POSITIVE),
     }
+    GRAPH_SAFE = True
+    STATEFUL = False
 
     def __init__(self, saturation_effort: Any, velocity_limit: Any, effort_limit: Any = math.inf):
         if saturation_effort is None or velocity_limit is None:
             raise ValueError("ClampingDCMotor: saturation_effort and velocity_limit are required")
         super().__init__(saturation_effort=saturation_effort, velocity_limit=velocity_limit, effort_limit=effort_limit)
+
+    def to_newton(self, exporter: Any) -> Any:
+        """``newton.actuators.ClampingDCMotor`` (Newton calls ``effort_limit`` ``max_motor_effort``)."""
+        return exporter.newton_actuators.ClampingDCMotor(
+            saturation_effort=exporter.floats(self, "saturation_effort"),
+            velocity_limit=exporter.floats(self, "velocity_limit"),
+            max_motor_effort=exporter.floats(self, "effort_limit"),
+        )
 
     def bind(self, ctx, randomization=None):
         part = super().bind(ctx, randomization)
@@ -160,6 +176,9 @@ class ClampingPositionBased(Clamping):
     angle wrapping. ``applied = clip(effort, -limit, +limit)``.
     """
 
+    GRAPH_SAFE = True  # the fill beyond the table is by mask (ArrayOps.fill_where): no host sync
+    STATEFUL = False
+
     def __init__(self, lookup_positions: Sequence[float], lookup_efforts: Sequence[float]):
         def table(name, value):
             if not isinstance(value, (list, tuple, np.ndarray, torch.Tensor)):
@@ -187,6 +206,13 @@ class ClampingPositionBased(Clamping):
             raise ValueError(f"ClampingPositionBased: lookup_efforts must be >= 0, got min {ys.min()}")
         super().__init__()
         self.lookup_positions, self.lookup_efforts = xs, ys
+
+    def to_newton(self, exporter: Any) -> Any:
+        """``newton.actuators.ClampingPositionBased`` with the same table (rad or m, N·m or N)."""
+        return exporter.newton_actuators.ClampingPositionBased(
+            lookup_positions=tuple(float(x) for x in self.lookup_positions),
+            lookup_efforts=tuple(float(y) for y in self.lookup_efforts),
+        )
 
     @staticmethod
     def _slopes(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:

@@ -37,9 +37,16 @@ class DrivePD(Drive):
     """
 
     PARAMS = {"kp": (0.0, GAIN), "kd": (0.0, GAIN), "const_effort": (0.0, FINITE)}
+    GRAPH_SAFE = True
+    STATEFUL = False
 
     def __init__(self, kp: Any = 0.0, kd: Any = 0.0, const_effort: Any = 0.0):
         super().__init__(kp=kp, kd=kd, const_effort=const_effort)
+
+    def to_newton(self, exporter: Any) -> Any:
+        """``newton.actuators.DrivePD`` with the per-env gains and bias in force."""
+        f = exporter.floats
+        return exporter.newton_actuators.DrivePD(kp=f(self, "kp"), kd=f(self, "kd"), const_effort=f(self, "const_effort"))
 
     def _setup(self, ctx):
         self._tmp_t, self._tmp = self._buffer(ctx)
@@ -70,9 +77,19 @@ class DrivePID(DrivePD):
     """
 
     PARAMS = {**DrivePD.PARAMS, "ki": (0.0, GAIN), "integral_max": (math.inf, NONNEG)}
+    GRAPH_SAFE = True  # the integral is a tensor updated in place
+    STATEFUL = True  # the integral
 
     def __init__(self, kp: Any = 0.0, ki: Any = 0.0, kd: Any = 0.0, integral_max: Any = math.inf, const_effort: Any = 0.0):
         Part.__init__(self, kp=kp, ki=ki, kd=kd, integral_max=integral_max, const_effort=const_effort)
+
+    def to_newton(self, exporter: Any) -> Any:
+        """``newton.actuators.DrivePID`` with the per-env gains, anti-windup bound and bias in force."""
+        f = exporter.floats
+        return exporter.newton_actuators.DrivePID(
+            kp=f(self, "kp"), ki=f(self, "ki"), kd=f(self, "kd"),
+            integral_max=f(self, "integral_max"), const_effort=f(self, "const_effort"),
+        )
 
     def _setup(self, ctx):
         super()._setup(ctx)

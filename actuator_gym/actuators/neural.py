@@ -21,7 +21,11 @@ torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``. What a ch
 declare (sizes, the MLP's history length) is bounded by ``limits=`` (default:
 :func:`~.limits.current_network_limits`, see :class:`~.limits.NetworkLimits`).
 
-The implicit effort mode does not support learned drives (``NotImplementedError``).
+Capabilities (:class:`~.part.Part`): every learned drive is stateful (an input history or a
+recurrent state), not graph-safe (the network runs under ``torch.inference_mode`` and may be any
+module, so it is never captured in a CUDA graph) and has no ``newton.actuators`` export or
+MuJoCo-native form. The Stable-PD effort mode (``effort_mode="implicit"``) does not support learned
+drives (``ValueError`` at construction).
 """
 
 from __future__ import annotations
@@ -224,6 +228,8 @@ class DriveNeuralMLP(_NeuralDrive):
     """
 
     KIND = "mlp"
+    GRAPH_SAFE = False  # any network, under inference_mode: never captured
+    STATEFUL = True  # the input history
 
     def __init__(
         self,
@@ -338,6 +344,8 @@ class DriveNeuralLSTM(_RecurrentDrive):
     """
 
     KIND = "lstm"
+    GRAPH_SAFE = False  # any network, under inference_mode: never captured
+    STATEFUL = True  # hidden and cell state
 
     def __init__(
         self,
@@ -399,6 +407,8 @@ class DriveNeuralGRU(_RecurrentDrive):
     """
 
     KIND = "gru"
+    GRAPH_SAFE = False  # any network, under inference_mode: never captured
+    STATEFUL = True  # the hidden state
 
     def __init__(
         self,
