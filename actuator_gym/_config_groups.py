@@ -17,7 +17,6 @@ fully without an asset:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import re
@@ -297,11 +296,11 @@ class GroupChecker:
         aliases = dict(recipe.get("aliases", {}))
         delay = recipe.get("delay")
         if delay is None and cfg.max_delay > 0:  # as ActuatorBaseCfg.build
-            delay = cfg._delay()
+            delay = cfg.delay_part()
         if delay is not None:
-            aliases.update(models._DELAY_ALIASES)
+            aliases.update(models.DELAY_ALIASES)
         stages = [p for p in (delay, recipe["drive"], *recipe.get("clamping", [])) if p is not None]
-        joints = max([len(v) for p in stages for v in p._raw.values() if isinstance(v, (list, tuple))] or [1])
+        joints = max([len(v) for p in stages for v in p.raw_values.values() if isinstance(v, (list, tuple))] or [1])
         self._check_params(cfg, stages, aliases, kwargs, key, joints)
         self._probe(cfg, stages, delay, aliases, key, joints)
 
@@ -313,7 +312,7 @@ class GroupChecker:
         owner = type(cfg).__name__
         ctx = BindContext(1, joints, None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
         rand = {aliases.get(k, k): (k, d) for k, d in cfg.randomization.items()}
-        params = [(p._raw.get(n), n, default, domain) for p in stages for n, (default, domain) in p.PARAMS.items()]
+        params = [(p.raw_values.get(n), n, default, domain) for p in stages for n, (default, domain) in p.PARAMS.items()]
         known = {a for _, n, _, _ in params for a, t in [*aliases.items(), (n, n)] if t == n}
         for raw, pname, default, domain in params:
             setters = [k for k in kwargs if aliases.get(k, k) == pname]
@@ -348,13 +347,12 @@ class GroupChecker:
         """Bind the recipe to a one-env batch, once per ``{regex: value}`` entry."""
         from .actuators.actuator import Actuator
 
-        dicts = [len(v) for p in stages for v in p._raw.values() if isinstance(v, dict)]
+        dicts = [len(v) for p in stages for v in p.raw_values.values() if isinstance(v, dict)]
         for i in range(max(dicts or [1])):
-            variants = []
-            for p in stages:
-                q = copy.copy(p)
-                q._raw = {k: (list(v.values())[i % len(v)] if isinstance(v, dict) else v) for k, v in p._raw.items()}
-                variants.append(q)
+            variants = [
+                p.with_raw_values(**{k: list(v.values())[i % len(v)] for k, v in p.raw_values.items() if isinstance(v, dict)})
+                for p in stages
+            ]
             d = variants.pop(0) if delay is not None else None
             try:
                 Actuator(drive=variants[0], delay=d, clamping=variants[1:], num_envs=1, num_joints=joints,

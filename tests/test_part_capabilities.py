@@ -1,6 +1,5 @@
-"""Parts declare what they can do (graph capture, state, Newton export, MuJoCo-native form), and
-the graph-capture decision and the Newton export ask them."""
-
+"""Parts declare what they can do (graph capture, state, Newton export, MuJoCo-native form), the
+Actuator's public read-only accessors, and the two meanings of "implicit"."""
 
 import numpy as np
 import pytest
@@ -8,6 +7,7 @@ import torch
 
 import actuator_gym as ag
 from actuator_gym.actuators.checkpoints import RecurrentNet
+from actuator_gym.actuators.models import DELAY_ALIASES
 from actuator_gym.actuators.part import CAPABILITIES, Part
 
 
@@ -84,6 +84,87 @@ def test_neural_drives_are_stateful_and_never_graph_safe_or_exported():
         assert type(m.drive).__name__ in m.drive.graph_unsafe_reason
         with pytest.raises(NotImplementedError):
             m.drive.to_newton(None)
+
+
+# -- public accessors ----------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_actuator_parts_and_effort_views_are_public_and_no_copies(backend):
+    d, pd, c1, c2 = ag.Delay(0, 1), ag.DrivePD(kp=2.0), ag.ClampingMaxEffort(max_effort=0.5), ag.ClampingMaxEffort(max_effort=0.3)
+    m = ag.Actuator(drive=pd, delay=d, clamping=[c1, c2], num_envs=2, num_joints=3, array_backend=backend)
+    assert isinstance(m.parts, tuple) and m.parts == (m.delay, m.drive, *m.clamping)
+    assert [type(p) for p in m.parts] == [ag.Delay, ag.DrivePD, ag.ClampingMaxEffort, ag.ClampingMaxEffort]
+    assert m.drive is not pd  # bound copies; the given parts stay reusable
+    computed, applied = m.computed_array, m.applied_array
+    m.compute(joint_pos=np.zeros((2, 3)), joint_vel=np.zeros((2, 3)), target_pos=np.ones((2, 3)))
+    assert m.computed_array is computed and m.applied_array is applied  # the same views every substep
+    lib = np if backend == "numpy" else torch
+    assert isinstance(applied, np.ndarray if lib is np else torch.Tensor)
+    assert np.shares_memory(np.asarray(applied), m.applied_effort.numpy())
+    assert float(applied.max()) == pytest.approx(0.3) and float(computed.max()) == pytest.approx(2.0)
+    with pytest.raises(AttributeError):
+        m.parts = ()
+    # a solver's result goes in through store_efforts (rounded to the model's dtype)
+    m.store_efforts(lib.full((2, 3), 1.5, dtype=lib.float64), lib.full((2, 3), 0.25, dtype=lib.float64))
+    assert m.computed_effort.eq(1.5).all() and m.applied_effort.eq(0.25).all()
+
+
+def test_collection_buffers_stay_the_models_views():
+    cfgs = {"a": ag.IdealPDActuatorCfg(joint_names_expr=["j0", "j2"], stiffness=1.0, actuator_effort_limit=0.4),
+            "b": ag.ImplicitActuatorCfg(joint_names_expr=["j1"], stiffness=3.0)}
+    coll = ag.ActuatorCollection(cfgs, joint_names=["j0", "j1", "j2"], num_envs=2)
+    coll.target_command.position[:] = 1.0
+    out = coll.compute(joint_pos=np.zeros((2, 3), np.float32), joint_vel=np.zeros((2, 3), np.float32))
+    assert torch.allclose(out, torch.tensor([[0.4, 3.0, 0.4]] * 2))
+    assert np.array_equal(coll["a"].applied_array, out[:, [0, 2]].numpy())
+    assert coll.output_command.effort[:, 1].eq(0.0).all()  # the engine servo gets the feed-forward
+
+
+def test_raw_values_are_read_only_and_copies_replace_them():
+    pd = ag.DrivePD(kp={"hip": 1.0, "knee": 2.0}, kd=0.5)
+    assert pd.raw_values["kd"] == 0.5
+    with pytest.raises(TypeError):
+        pd.raw_values["kd"] = 1.0
+    q = pd.with_raw_values(kp=2.0)
+    assert q.raw_values["kp"] == 2.0 and q.raw_values["kd"] == 0.5 and isinstance(pd.raw_values["kp"], dict)
+    assert type(q) is ag.DrivePD
+
+
+def test_config_delay_part_and_delay_aliases():
+    cfg = ag.IdealPDActuatorCfg(min_delay=1, max_delay=3, per_joint_delay=True)
+    d = cfg.delay_part()
+    assert isinstance(d, ag.Delay) and (d.min_delay, d.max_delay) == (1, 3)
+    assert set(DELAY_ALIASES) == {"min_delay", "max_delay", "delay"} and set(DELAY_ALIASES.values()) == {"delay_steps"}
+    m = cfg.build(joint_names=["a", "b"], num_envs=3, seed=0)
+    assert m.parameter("max_delay").shape == (3, 2)  # addressed through the aliases
+
+
+# -- the two meanings of "implicit" --------------------------------------------------------------
+def test_engine_servo_and_stable_pd_are_told_apart_with_the_old_names_kept():
+    servo = ag.ImplicitActuatorCfg(stiffness=10.0).build(joint_names=["j"])
+    stable = ag.IdealPDActuatorCfg(stiffness=10.0, effort_mode="implicit").build(joint_names=["j"])
+    plain = ag.IdealPDActuatorCfg(stiffness=10.0).build(joint_names=["j"])
+    assert (servo.engine_servo, servo.is_implicit, servo.stable_pd) == (True, True, False)
+    assert (stable.engine_servo, stable.is_implicit, stable.stable_pd) == (False, False, True)
+    assert (plain.engine_servo, plain.stable_pd, plain.implicit_options) == (False, False, None)
+    plain.is_implicit = True  # the old spelling still sets it
+    assert plain.engine_servo
+    cfgs = {"servo": ag.ImplicitActuatorCfg(joint_names_expr=["a"], stiffness=1.0),
+            "stable": ag.IdealPDActuatorCfg(joint_names_expr=["b"], stiffness=1.0, effort_mode="implicit"),
+            "plain": ag.IdealPDActuatorCfg(joint_names_expr=["c"], stiffness=1.0)}
+    coll = ag.ActuatorCollection(cfgs, joint_names=["a", "b", "c"])
+    assert coll.engine_servo_groups == coll.implicit_groups == ["servo"]
+    assert coll.stable_pd_groups == coll.implicit_effort_groups == ["stable"]
+    assert coll.needs_mass_matrix
+
+
+def test_the_stable_pd_solver_is_owned_by_the_model():
+    m = ag.Actuator(drive=ag.DrivePD(kp=100.0, kd=1.0), num_joints=1, effort_mode="implicit")
+    solver = m.stable_pd_solver
+    assert m.stable_pd_solver is solver
+    m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]], dt=0.01, inverse_mass=[[[2.0]]])
+    assert m.stable_pd_solver is solver
+    # closed form for one joint: tau = kp e / (1 + h (h kp + kd) A)
+    assert m.applied_effort.item() == pytest.approx(100.0 / (1 + 0.01 * (0.01 * 100.0 + 1.0) * 2.0), rel=1e-6)
 
 
 # -- Newton export (each part builds its own newton.actuators object) ----------------------------

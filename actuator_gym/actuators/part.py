@@ -17,7 +17,8 @@ touches its own file only.
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping
 
 import torch
 
@@ -107,6 +108,19 @@ class Part:
         PID gains, ``nsample`` / ``delay``), for ``compiler`` (the MuJoCo backend's native-actuator
         builder), or None: no native form (the default; :attr:`native_form` is ``"none"``)."""
         return None
+
+    # -- construction values ----------------------------------------------------------------
+    @property
+    def raw_values(self) -> Mapping[str, Any]:
+        """The parameter values as given at construction, before binding (read-only)."""
+        return MappingProxyType(self._raw)
+
+    def with_raw_values(self, **values: Any) -> "Part":
+        """A copy of this (unbound) part with some construction values replaced; nothing is
+        checked until it is bound or validated."""
+        part = copy.copy(self)
+        part._raw = {**self._raw, **values}
+        return part
 
     # -- binding ----------------------------------------------------------------------------
     def bind(self, ctx: BindContext, randomization: dict | None = None) -> "Part":
