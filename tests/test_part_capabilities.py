@@ -1,11 +1,15 @@
 """Parts declare what they can do (graph capture, state, Newton export, MuJoCo-native form), the
-Actuator's public read-only accessors, and the two meanings of "implicit"."""
+Actuator's public read-only accessors, the two meanings of "implicit", and the import paths."""
+
+import math
 
 import numpy as np
 import pytest
 import torch
 
 import actuator_gym as ag
+from actuator_gym import actuators
+from actuator_gym.actuators import clamps, delay, drives, parts
 from actuator_gym.actuators.checkpoints import RecurrentNet
 from actuator_gym.actuators.models import DELAY_ALIASES
 from actuator_gym.actuators.part import CAPABILITIES, Part
@@ -165,6 +169,17 @@ def test_the_stable_pd_solver_is_owned_by_the_model():
     assert m.stable_pd_solver is solver
     # closed form for one joint: tau = kp e / (1 + h (h kp + kd) A)
     assert m.applied_effort.item() == pytest.approx(100.0 / (1 + 0.01 * (0.01 * 100.0 + 1.0) * 2.0), rel=1e-6)
+
+
+# -- import paths --------------------------------------------------------------------------------
+def test_parts_module_re_exports_the_split_modules():
+    for name in parts.__all__:
+        assert getattr(parts, name) is getattr(actuators, name) is getattr(ag, name)
+    assert parts.DrivePD is drives.DrivePD and parts.ClampingDCMotor is clamps.ClampingDCMotor
+    assert parts.Delay is delay.Delay and parts.Part is Part
+    assert ag.ImplicitOptions is actuators.ImplicitOptions
+    assert "ImplicitOptions" in actuators.__all__ and "ImplicitOptions" in ag.__all__
+    assert math.isinf(ag.ClampingMaxEffort().raw_values["max_effort"])
 
 
 # -- Newton export (each part builds its own newton.actuators object) ----------------------------

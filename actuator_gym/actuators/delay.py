@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from .._checks import check_bool, check_int, real_array
+from ..randomization import Distribution, IntUniform
 from .params import NONNEG_INT
 from .part import Part
 
@@ -54,8 +55,6 @@ class Delay(Part):
         delay_steps: Any = None,
         per_joint: bool = False,
     ):
-        from ..randomization import Distribution, IntUniform
-
         def _int(name, v):
             return check_int(v, name, "Delay", low=0, high=MAX_DELAY)
 

@@ -39,6 +39,8 @@ from .actuator import Actuator
 from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased
 from .delay import MAX_DELAY, Delay
 from .drives import Drive, DrivePD
+from .implicit import ImplicitOptions
+from .neural import DriveNeuralLSTM, DriveNeuralMLP
 from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
 
 __all__ = [
@@ -203,8 +205,6 @@ class ActuatorBaseCfg:
         opts = self.implicit_options
         if opts is None:
             return None
-        from .implicit import ImplicitOptions
-
         if isinstance(opts, ImplicitOptions):
             return opts
         if not isinstance(opts, dict):
@@ -515,8 +515,6 @@ class ActuatorNetMLPCfg(_ActuatorNetCfg):
     """[substeps]: history indices, 0 = current substep (e.g. ``[0, 2, 4]``)."""
 
     def _drive(self):
-        from .neural import DriveNeuralMLP
-
         return DriveNeuralMLP(
             self.network_file,
             input_order=self.input_order,
@@ -534,6 +532,4 @@ class ActuatorNetLSTMCfg(_ActuatorNetCfg):
     with the current qd. ``stiffness`` / ``damping`` are unused."""
 
     def _drive(self):
-        from .neural import DriveNeuralLSTM
-
         return DriveNeuralLSTM(self.network_file, allow_unsafe_checkpoint=self.allow_unsafe_checkpoint)

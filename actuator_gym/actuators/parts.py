@@ -1,7 +1,7 @@
 """The swappable parts of an actuator recipe: ``Delay -> Drive -> Clamping[0] -> Clamping[1] ...``.
 
 A re-export module (user code imports from here): each kind lives in its own file --
-:mod:`.part` (the ``Part`` base), :mod:`.delay`, :mod:`.drives`,
+:mod:`.part` (the ``Part`` base and its declared capabilities), :mod:`.delay`, :mod:`.drives`,
 :mod:`.clamps`, and :mod:`.neural` (the learned drives).
 """
 
