@@ -17,7 +17,6 @@ fully without an asset:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import re
@@ -27,6 +26,11 @@ from typing import Any
 import torch
 
 from . import randomization as rnd
+from ._array import NUMPY_OPS
+from .actuators.actuator import Actuator
+from .actuators.implicit import ImplicitOptions
+from .actuators.models import DELAY_ALIASES
+from .actuators.params import NONNEG, BindContext, Param
 
 __all__ = ["ConfigError", "GroupChecker", "key_path"]
 
@@ -61,8 +65,6 @@ MODEL_FIELDS = ("armature", "friction", "joint_effort_limit", "joint_velocity_li
 
 def _blame(key: str, body: dict, message: str) -> str:
     """The key path of the field a constructor's error names first (else the group's own path)."""
-    import re
-
     hits = [(m.start(), k) for k in body if (m := re.search(rf"\b{re.escape(str(k))}\b", message))]
     return key_path(key, min(hits)[1]) if hits else key
 
@@ -264,8 +266,6 @@ class GroupChecker:
     def implicit_options(self, v: Any, kp: str) -> dict | None:
         if v is None:
             return None
-        from .actuators.implicit import ImplicitOptions
-
         opts = self.mapping(v, kp)
         names = {f.name for f in dataclasses.fields(ImplicitOptions)}
         unknown = sorted(set(opts) - names)
@@ -282,8 +282,6 @@ class GroupChecker:
 
     # -- build check -------------------------------------------------------------------------
     def _check_built(self, cfg: Any, kwargs: dict, key: str) -> None:
-        from .actuators import models
-
         try:
             cfg.validate()
         except (TypeError, ValueError) as exc:
@@ -297,23 +295,20 @@ class GroupChecker:
         aliases = dict(recipe.get("aliases", {}))
         delay = recipe.get("delay")
         if delay is None and cfg.max_delay > 0:  # as ActuatorBaseCfg.build
-            delay = cfg._delay()
+            delay = cfg.delay_part()
         if delay is not None:
-            aliases.update(models._DELAY_ALIASES)
+            aliases.update(DELAY_ALIASES)
         stages = [p for p in (delay, recipe["drive"], *recipe.get("clamping", [])) if p is not None]
-        joints = max([len(v) for p in stages for v in p._raw.values() if isinstance(v, (list, tuple))] or [1])
+        joints = max([len(v) for p in stages for v in p.raw_values.values() if isinstance(v, (list, tuple))] or [1])
         self._check_params(cfg, stages, aliases, kwargs, key, joints)
         self._probe(cfg, stages, delay, aliases, key, joints)
 
     def _check_params(self, cfg, stages, aliases, kwargs, key, joints) -> None:
         """Each part parameter alone (then with its randomization), blaming the YAML key that set it."""
-        from ._array import NUMPY_OPS
-        from .actuators.params import NONNEG, BindContext
-
         owner = type(cfg).__name__
         ctx = BindContext(1, joints, None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
         rand = {aliases.get(k, k): (k, d) for k, d in cfg.randomization.items()}
-        params = [(p._raw.get(n), n, default, domain) for p in stages for n, (default, domain) in p.PARAMS.items()]
+        params = [(p.raw_values.get(n), n, default, domain) for p in stages for n, (default, domain) in p.PARAMS.items()]
         known = {a for _, n, _, _ in params for a, t in [*aliases.items(), (n, n)] if t == n}
         for raw, pname, default, domain in params:
             setters = [k for k in kwargs if aliases.get(k, k) == pname]
@@ -334,8 +329,6 @@ class GroupChecker:
             )
 
     def _check_values(self, pname, raw, default, domain, checks, ctx) -> None:
-        from .actuators.params import Param
-
         entries = raw.items() if isinstance(raw, dict) else [(None, raw)]
         for k, v in entries:
             for dist, blame in checks:
@@ -346,15 +339,12 @@ class GroupChecker:
 
     def _probe(self, cfg, stages, delay, aliases, key, joints) -> None:
         """Bind the recipe to a one-env batch, once per ``{regex: value}`` entry."""
-        from .actuators.actuator import Actuator
-
-        dicts = [len(v) for p in stages for v in p._raw.values() if isinstance(v, dict)]
+        dicts = [len(v) for p in stages for v in p.raw_values.values() if isinstance(v, dict)]
         for i in range(max(dicts or [1])):
-            variants = []
-            for p in stages:
-                q = copy.copy(p)
-                q._raw = {k: (list(v.values())[i % len(v)] if isinstance(v, dict) else v) for k, v in p._raw.items()}
-                variants.append(q)
+            variants = [
+                p.with_raw_values(**{k: list(v.values())[i % len(v)] for k, v in p.raw_values.items() if isinstance(v, dict)})
+                for p in stages
+            ]
             d = variants.pop(0) if delay is not None else None
             try:
                 Actuator(drive=variants[0], delay=d, clamping=variants[1:], num_envs=1, num_joints=joints,

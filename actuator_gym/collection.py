@@ -8,6 +8,12 @@
 
 Every tensor here is ``(num_envs, num_joints)`` over the articulation's joints in its own order.
 Joints in no group are passive: zero effort, reported once as a warning.
+
+Two kinds of "implicit" group, kept apart: *engine-servo* groups (``ImplicitActuatorCfg``,
+:attr:`ActuatorCollection.engine_servo_groups`, alias ``implicit_groups``) are integrated by the
+physics engine as its own PD servo; *Stable-PD* groups (``effort_mode="implicit"``,
+:attr:`ActuatorCollection.stable_pd_groups`, alias ``implicit_effort_groups``) solve their drive
+at the predicted state and need the mass-matrix terms in :meth:`ActuatorCollection.compute`.
 """
 
 from __future__ import annotations
@@ -124,7 +130,8 @@ class CommandBuffer:
 class OutputCommand:
     """What is sent to the physics backend after the last ``compute`` (num_envs, num_joints):
     ``position`` / ``velocity``: the commands the drives used (after any delay); ``effort``: the
-    applied effort for explicit groups, the feed-forward effort for implicit (solver-side) groups."""
+    applied effort, except for engine-servo groups (``ImplicitActuatorCfg``), whose feed-forward
+    effort is sent (the engine adds its own PD)."""
 
     def __init__(self, like: torch.Tensor):
         self.position = torch.zeros_like(like)
@@ -136,7 +143,7 @@ _NO_KW: dict[str, Any] = {}
 
 
 class _Group:
-    __slots__ = ("name", "model", "ids", "cols", "views", "implicit_effort")
+    __slots__ = ("name", "model", "ids", "cols", "views", "stable_pd")
 
     def __init__(self, name: str, model: Actuator, ids: list[int]):
         self.name, self.model = name, model
@@ -144,7 +151,7 @@ class _Group:
         contiguous = ids == list(range(ids[0], ids[0] + len(ids)))
         self.cols = slice(ids[0], ids[-1] + 1) if contiguous else np.asarray(ids)
         self.views = None  # cached column views of the collection's buffers (contiguous groups)
-        self.implicit_effort = getattr(model, "effort_mode", "explicit") == "implicit"
+        self.stable_pd = model.stable_pd  # effort_mode="implicit": needs the mass-matrix terms
 
 
 class ActuatorCollection(Mapping):
@@ -220,7 +227,7 @@ class ActuatorCollection(Mapping):
             )
             self._groups[gname] = _Group(gname, model, ids)
 
-        self._needs_mass = any(grp.implicit_effort for grp in self._groups.values())
+        self._needs_mass = any(grp.stable_pd for grp in self._groups.values())
         self._needs_dt = any(grp.model.needs_dt for grp in self._groups.values())
         self.passive_joints = tuple(n for i, n in enumerate(self.joint_names) if i not in owner)
         if self.passive_joints:
@@ -235,10 +242,10 @@ class ActuatorCollection(Mapping):
         self.output_command = OutputCommand(self.applied_effort)
         self._shape = (n, j)
         self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
-        # Zero-copy outputs where the semantics allow it: with no implicit group the effort sent to
-        # the backend *is* the applied effort; with no delay and no passive joint the
+        # Zero-copy outputs where the semantics allow it: with no engine-servo group the effort sent
+        # to the backend *is* the applied effort; with no delay and no passive joint the
         # position/velocity sent are the targets themselves.
-        self._alias_effort = not self.implicit_groups
+        self._alias_effort = not self.engine_servo_groups
         self._alias_command = not self.passive_joints and all(grp.model.delay is None for grp in self._groups.values())
         if self._alias_effort:
             self.output_command.effort = self.applied_effort
@@ -270,7 +277,7 @@ class ActuatorCollection(Mapping):
             and only.cols == slice(0, self.num_joints)
             and self.ops.name == "numpy"
             and self._alias_effort
-            and only.model.effort_mode == "explicit"
+            and not only.stable_pd
         ):
             self._fast = only
             self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
@@ -306,20 +313,32 @@ class ActuatorCollection(Mapping):
         return list(self._groups[group].ids)
 
     @property
+    def engine_servo_groups(self) -> list[str]:
+        """Groups integrated by the physics engine as its own PD servo (``ImplicitActuatorCfg``)."""
+        return [g for g, grp in self._groups.items() if grp.model.engine_servo]
+
+    @property
     def implicit_groups(self) -> list[str]:
-        """Groups integrated by the physics engine (solver-side servos, ``ImplicitActuatorCfg``)."""
-        return [g for g, grp in self._groups.items() if grp.model.is_implicit]
+        """Alias of :attr:`engine_servo_groups` (engine-servo groups, ``ImplicitActuatorCfg``; not the
+        Stable-PD ``effort_mode="implicit"`` groups, which are :attr:`stable_pd_groups`)."""
+        return self.engine_servo_groups
+
+    @property
+    def stable_pd_groups(self) -> list[str]:
+        """Groups in the Stable-PD effort mode (``effort_mode="implicit"``; they need the
+        mass-matrix terms)."""
+        return [g for g, grp in self._groups.items() if grp.stable_pd]
 
     @property
     def implicit_effort_groups(self) -> list[str]:
-        """Groups in ``effort_mode="implicit"`` (Stable-PD; they need the mass-matrix terms)."""
-        return [g for g, grp in self._groups.items() if grp.implicit_effort]
+        """Alias of :attr:`stable_pd_groups`."""
+        return self.stable_pd_groups
 
     @property
     def needs_mass_matrix(self) -> bool:
-        """Whether some group is in ``effort_mode="implicit"``: then every ``compute`` needs
-        ``inverse_mass=`` (and optionally ``bias_force=``) over the collection's joints, e.g. from
-        ``backend.mass_matrix_terms(range(collection.num_joints))``."""
+        """Whether some group is in the Stable-PD mode (``effort_mode="implicit"``): then every
+        ``compute`` needs ``inverse_mass=`` (and optionally ``bias_force=``) over the collection's
+        joints, e.g. from ``backend.mass_matrix_terms(range(collection.num_joints))``."""
         return self._needs_mass
 
     # -- runtime ----------------------------------------------------------------------------
@@ -357,8 +376,8 @@ class ActuatorCollection(Mapping):
         inverse_mass ``(num_envs, num_joints, num_joints)`` [1/kg, rad²/(kg·m²)] and bias_force
         ``(num_envs, num_joints)`` [N·m or N] are the articulation's inverse joint-space mass
         matrix and bias force (Coriolis + gravity) over the collection's joints, needed when
-        :attr:`needs_mass_matrix` (some group in ``effort_mode="implicit"``): each such group gets
-        the rows and columns of its joints; explicit groups get nothing (and without implicit
+        :attr:`needs_mass_matrix` (some Stable-PD group, ``effort_mode="implicit"``): each such group
+        gets the rows and columns of its joints; explicit groups get nothing (and without Stable-PD
         groups both arguments are ignored). ``dt`` [s], when given, is a finite number > 0.
         """
         if dt is not self._dt_checked:
@@ -406,25 +425,26 @@ class ActuatorCollection(Mapping):
                     out_pos[...] = dq
                     out_vel[...] = dqd
                 if not self._alias_effort:
-                    out_eff[...] = m.delayed_command[2] if m.is_implicit else m._applied
+                    out_eff[...] = m.delayed_command[2] if m.engine_servo else m.applied_array
                 continue
             m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kw)
-            v["computed"][:, c] = m._computed
-            v["applied"][:, c] = m._applied
+            applied = m.applied_array
+            v["computed"][:, c] = m.computed_array
+            v["applied"][:, c] = applied
             dq, dqd, dff = m.delayed_command
             if not self._alias_command:
                 v["out_pos"][:, c] = dq
                 v["out_vel"][:, c] = dqd
             if not self._alias_effort:
-                v["out_eff"][:, c] = dff if m.is_implicit else m._applied
+                v["out_eff"][:, c] = dff if m.engine_servo else applied
         return self.applied_effort
 
     def _mass_terms(self, inverse_mass: Any, bias_force: Any) -> dict[str, dict[str, Any]]:
-        """``{group: {inverse_mass: (N, Jg, Jg), bias_force: (N, Jg) | None}}`` for the implicit-effort groups."""
+        """``{group: {inverse_mass: (N, Jg, Jg), bias_force: (N, Jg) | None}}`` for the Stable-PD groups."""
         n, j = self.num_envs, self.num_joints
         if inverse_mass is None:
             raise ValueError(
-                f"ActuatorCollection: groups {self.implicit_effort_groups} use effort_mode='implicit' and need "
+                f"ActuatorCollection: groups {self.stable_pd_groups} use effort_mode='implicit' and need "
                 f"inverse_mass= ({n}, {j}, {j}) (num_envs, num_joints, num_joints): the inverse joint-space mass "
                 f"matrix over the collection's joints (e.g. backend.mass_matrix_terms(range({j})))"
             )
@@ -443,7 +463,7 @@ class ActuatorCollection(Mapping):
                 )
         out = {}
         for grp in self._groups.values():
-            if not grp.implicit_effort:
+            if not grp.stable_pd:
                 continue
             c = grp.cols
             if isinstance(c, slice):

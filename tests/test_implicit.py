@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import actuator_gym as ag
-from actuator_gym.actuators.implicit import ImplicitOptions, _NumpyLA, _TorchLA
+from actuator_gym.actuators.implicit import ImplicitOptions, NumpyLA, TorchLA
 from conftest import assert_close_rel
 
 
@@ -184,21 +184,21 @@ def test_implicit_options_change_the_solve(backend):
         m.compute(**kw)
 
 
-@pytest.mark.parametrize("la_cls", [_NumpyLA, _TorchLA])
+@pytest.mark.parametrize("la_cls", [NumpyLA, TorchLA])
 def test_newton_step_floors_pivots_without_row_exchanges(la_cls):
     """Jacobian I - h diag(s) A = [[0, 1], [0, 1]] (h 1, s 1, A = [[1, -1], [0, 0]]): exactly singular.
     Elimination without exchanges floors pivot 0 to 1e-8: dp1 = -r1, dp0 = (r1 - r0) / 1e-8."""
     la = la_cls(1, 2, torch.device("cpu"))
-    lib = torch if la_cls is _TorchLA else np
+    lib = torch if la_cls is TorchLA else np
     conv = lambda x: lib.asarray(x, dtype=lib.float64)  # noqa: E731
     A, s, r = conv([[[1.0, -1.0], [0.0, 0.0]]]), conv([[1.0, 1.0]]), conv([[1.0, 0.5]])
     dp = la.eliminate(A, s, r, 1.0, 1e-8)
     assert np.allclose(np.asarray(dp), [[-0.5e8, -0.5]], rtol=1e-12)
     assert not la.sync(la.positive_definite(A))[0]  # so the solve never takes the library path here
-    if la_cls is _NumpyLA:
+    if la_cls is NumpyLA:
         assert np.allclose(la.newton_step(A, s, r, 1.0, 1e-8, False)[0], [[-0.5e8, -0.5]], rtol=1e-12)
         # one joint: 1 - h s A = -1e-12 -> pivot -1e-8 (sign kept)
-        one = _NumpyLA(1, 1, torch.device("cpu"))
+        one = NumpyLA(1, 1, torch.device("cpu"))
         dp1, _ = one.newton_step(np.array([[1.0]]), np.array([[1.0 + 1e-12]]), np.array([[2.0]]), 1.0, 1e-8, False)
         assert dp1.item() == pytest.approx(2e8)
 
@@ -213,7 +213,7 @@ def test_library_solve_equals_elimination_when_pivots_are_safe():
     A = L @ L.transpose(0, 2, 1) + 0.1 * np.eye(j) + (K - K.transpose(0, 2, 1))
     s = -rng.random((n, j)) * 10.0 ** rng.uniform(-2, 5, (n, j))
     r = rng.standard_normal((n, j))
-    la = _NumpyLA(n, j, torch.device("cpu"))
+    la = NumpyLA(n, j, torch.device("cpu"))
     assert la.positive_definite(A)
     fast, _ = la.newton_step(A, s, r, 0.005, 1e-8, True)
     slow = la.eliminate(A, s, r, 0.005, 1e-8)

@@ -1,5 +1,10 @@
 """The actuator runtime: composable parts, the ``Actuator`` that runs a recipe of them, named models.
 
+Layout: :mod:`.part` (the ``Part`` base and the capabilities each part class declares),
+:mod:`.delay`, :mod:`.drives`, :mod:`.clamps`, :mod:`.neural` (the parts by kind; :mod:`.parts`
+re-exports the first four), :mod:`.params` (parameter values), :mod:`.actuator` (``Actuator``),
+:mod:`.implicit` (the Stable-PD effort mode), :mod:`.models` (named configs), :mod:`.thruster`.
+
 Import direction: this package depends on nothing else of actuator_gym except ``randomization``,
 ``_array``, ``_checks`` (value rules) and ``_safe_io`` (bounded file readers); wrappers, envs and backends
 depend on it.
@@ -7,6 +12,7 @@ depend on it.
 
 from .actuator import Actuator, as_env_ids
 from .checkpoints import load_network, network_from_state_dict
+from .implicit import ImplicitOptions
 from .limits import NetworkLimits, network_limits
 from .models import (
     ActuatorBaseCfg,
@@ -54,6 +60,7 @@ __all__ = [
     "DelayedPDActuatorCfg",
     "RemotizedPDActuatorCfg",
     "ImplicitActuatorCfg",
+    "ImplicitOptions",
     "ThrusterCfg",
     "Thruster",
     "allocation_matrix",

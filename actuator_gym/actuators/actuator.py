@@ -10,7 +10,13 @@ One calling convention serves every model, composed by hand or built from a name
 ``compute`` runs once per physics substep. Inputs are torch tensors or numpy arrays of shape
 ``(num_envs, num_joints)``; a missing target is zero. The returned tensor is a fresh copy; the
 ``computed_effort`` / ``applied_effort`` attributes are the model's own buffers, overwritten by
-the next ``compute``.
+the next ``compute`` (``computed_array`` / ``applied_array``: the same memory in the model's array
+library, for hot paths). ``parts`` (also ``delay``, ``drive``, ``clamping``) are the bound parts.
+
+Two meanings of "implicit", kept apart: ``effort_mode="implicit"`` is the *Stable-PD* effort mode
+(:mod:`.implicit`; ``stable_pd``), solved by the model itself; ``engine_servo`` (alias
+``is_implicit``, set by :class:`~actuator_gym.actuators.ImplicitActuatorCfg`) marks a model whose
+PD the physics engine integrates as its own servo.
 
 Non-finite input policy: the runtime does not inspect values in the hot path (that would force a
 host sync on GPU). Pass ``check_finite=True`` to have every ``compute`` raise a ``ValueError``
@@ -41,8 +47,12 @@ from .._checks import (
     env_index,
     real_array,
 )
+from .clamps import Clamping
+from .delay import Delay
+from .drives import Drive, DrivePD, DrivePID
+from .implicit import ImplicitOptions, StablePDSolver, implicit_drive_error, prepare_implicit, run_implicit
 from .params import BindContext, Param, UnknownParameterError
-from .parts import Clamping, Delay, Drive, DrivePD, DrivePID
+from .part import Part
 
 __all__ = ["Actuator", "as_env_ids"]
 
@@ -71,6 +81,9 @@ class Actuator:
         dtype: float dtype of state and outputs (float32).
         seed: seed of the generator that draws randomized parameters and delays.
         randomization: ``{parameter name: Distribution}`` applied on top of the nominal values.
+        effort_mode: ``"explicit"`` (drive at the measured state, the default) or ``"implicit"``
+            (Stable-PD: drive and clamps solved at the predicted end-of-substep state, see
+            :mod:`.implicit`; PD/PID drives only).
         check_finite: raise on the first non-finite input or output (debug mode, off by default).
         array_backend: ``"auto"`` (numpy on CPU, torch elsewhere), ``"numpy"`` or ``"torch"``.
         name: used in error messages.
@@ -128,9 +141,7 @@ class Actuator:
         check_batch(num_envs, num_joints, name)
         if effort_mode not in ("explicit", "implicit"):
             raise ValueError(f"{name}: effort_mode must be 'explicit' or 'implicit', got {effort_mode!r}")
-        if effort_mode == "implicit" and not isinstance(drive, DrivePD):
-            from .implicit import implicit_drive_error
-
+        if effort_mode == "implicit" and not isinstance(drive, DrivePD):  # Stable-PD: PD/PID laws only
             raise ValueError(implicit_drive_error(name, drive))
         device = check_device(device, name)
         dtype = check_dtype(dtype, name)
@@ -154,13 +165,17 @@ class Actuator:
         self.generator = torch.Generator(device="cpu")
         self.generator.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
         self.aliases = dict(aliases or {})
-        self.is_implicit = False  # solver-side models (ImplicitActuatorCfg) set this
-        self.needs_dt = effort_mode == "implicit" or isinstance(drive, DrivePID)
-        """Whether ``compute`` needs ``dt=`` (a PID drive or the implicit effort mode)."""
-        if effort_mode == "implicit":
-            from . import implicit
-
-            self._implicit = implicit
+        self.engine_servo = False
+        """Whether the physics engine integrates this model's PD as its own servo (set by
+        :class:`~actuator_gym.actuators.ImplicitActuatorCfg`; alias :attr:`is_implicit`). Not the
+        Stable-PD effort mode (:attr:`stable_pd`)."""
+        self._stable_pd = effort_mode == "implicit"
+        self._stable_pd_solver: StablePDSolver | None = None
+        self.implicit_options: ImplicitOptions | None = None
+        """Options of the Stable-PD solve (None: Newton 1.8's defaults); named configs set their
+        ``implicit_options`` field here."""
+        self.needs_dt = self._stable_pd or isinstance(drive, DrivePID)
+        """Whether ``compute`` needs ``dt=`` (a PID drive or the Stable-PD effort mode)."""
         self.cfg = None  # the named config this model was built from, if any
 
         ctx = BindContext(
@@ -197,7 +212,7 @@ class Actuator:
         self.delay: Delay | None = bound[0] if delay is not None else None
         self.drive: Drive = bound[1 if delay is not None else 0]
         self.clamping: list[Clamping] = bound[2 if delay is not None else 1 :]
-        self._parts = bound
+        self._parts: tuple[Part, ...] = tuple(bound)
 
         n, j = self.num_envs, self.num_joints
         self.computed_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
@@ -222,6 +237,54 @@ class Actuator:
         applied.copy_(self.applied_effort)
         self.computed_effort, self.applied_effort = computed, applied
         self._computed, self._applied = self.ops.view(computed), self.ops.view(applied)
+
+    # -- public read-only views --------------------------------------------------------------
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The bound parts in recipe order: ``(delay?, drive, *clamping)``."""
+        return self._parts
+
+    @property
+    def computed_array(self) -> Any:
+        """``computed_effort`` [N·m or N] in the model's array library (a numpy view on the numpy
+        path, the tensor itself otherwise): the drive's raw effort of the last compute. The same
+        object every call (no copy) until :meth:`bind_output_buffers`; read it, do not write it."""
+        return self._computed
+
+    @property
+    def applied_array(self) -> Any:
+        """``applied_effort`` [N·m or N] (after the clamps) in the model's array library; as
+        :attr:`computed_array`."""
+        return self._applied
+
+    @property
+    def is_implicit(self) -> bool:
+        """Alias of :attr:`engine_servo` (the engine integrates the PD; ``ImplicitActuatorCfg``)."""
+        return self.engine_servo
+
+    @is_implicit.setter
+    def is_implicit(self, value: bool) -> None:
+        self.engine_servo = value
+
+    @property
+    def stable_pd(self) -> bool:
+        """Whether the model runs the Stable-PD effort mode (``effort_mode="implicit"``)."""
+        return self._stable_pd
+
+    @property
+    def stable_pd_solver(self) -> StablePDSolver:
+        """This model's Stable-PD solver (float64 shadow copies of its drive and clamps), built on
+        first use and owned by the model."""
+        if self._stable_pd_solver is None:
+            self._stable_pd_solver = StablePDSolver(self)
+        return self._stable_pd_solver
+
+    def store_efforts(self, computed: Any, applied: Any) -> None:
+        """Write a solve's ``computed`` / ``applied`` efforts ``(num_envs, num_joints)`` [N·m or N]
+        (arrays of the model's array library, any float dtype: rounded to the model's) into the
+        model's buffers (what :func:`~.implicit.solve_implicit` does with its result)."""
+        self._computed[...] = computed
+        self._applied[...] = applied
 
     # -- parameters -------------------------------------------------------------------------
     def _lookup(self, name: str) -> Param:
@@ -345,8 +408,9 @@ class Actuator:
 
         joint_pos [rad or m], joint_vel [rad/s or m/s]: measured state before the substep.
         target_pos, target_vel, target_effort: commands (zero when omitted).
-        dt [s]: the physics substep (needed by PID and the implicit mode; when given, a finite
-        number > 0).
+        dt [s]: the physics substep (needed by PID and the Stable-PD mode; when given, a finite
+        number > 0). inverse_mass ``(num_envs, J, J)`` and bias_force ``(num_envs, J)``: the
+        Stable-PD mode's mass-matrix terms (see :mod:`.implicit`).
         """
         if dt is not None and dt is not self._dt_checked:
             check_dt(dt, self.name)
@@ -362,8 +426,8 @@ class Actuator:
     def compute_arrays(self, q, qd, tq, tqd, tff, dt=None, inverse_mass=None, bias_force=None) -> None:
         """``compute`` without input conversion or output copy, for callers that already hold
         ``(num_envs, num_joints)`` arrays of the model's array library and dtype (the collection's
-        hot path). Results are left in the model's buffers (``_computed``/``_applied``,
-        ``delayed_command``)."""
+        hot path). Results are left in the model's buffers (:attr:`computed_array` /
+        :attr:`applied_array`, ``delayed_command``)."""
         if self.needs_dt:  # refused before the delay history or a PID integral moves
             prepared = self._precheck(dt, inverse_mass, bias_force)
         if self.check_finite:
@@ -371,8 +435,8 @@ class Actuator:
         if self.delay is not None:
             tq, tqd, tff = self.delay.apply(tq, tqd, tff)
         self.delayed_command = (tq, tqd, tff)
-        if self.effort_mode == "implicit":
-            self._implicit.run_implicit(self, q, qd, tq, tqd, tff, prepared)
+        if self._stable_pd:
+            self.store_efforts(*run_implicit(self, q, qd, tq, tqd, tff, prepared))
         else:
             computed, applied = self._computed, self._applied
             self.drive.compute(q, qd, tq, tqd, tff, dt, computed)
@@ -388,12 +452,11 @@ class Actuator:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
 
     def _precheck(self, dt, inverse_mass, bias_force):
-        """The inputs a PID drive / the implicit mode need, checked; the implicit solve's prepared inputs."""
-        implicit = self.effort_mode == "implicit"
+        """The inputs a PID drive / the Stable-PD mode need, checked; the Stable-PD solve's prepared inputs."""
         if dt is None:
-            what = "effort_mode='implicit'" if implicit else type(self.drive).__name__
+            what = "effort_mode='implicit'" if self._stable_pd else type(self.drive).__name__
             raise ValueError(f"{self.name}: {what} needs dt= (the substep in s, > 0), got None")
-        return self._implicit.prepare_implicit(self, dt, inverse_mass, bias_force) if implicit else None
+        return prepare_implicit(self, dt, inverse_mass, bias_force) if self._stable_pd else None
 
     def __repr__(self) -> str:
         parts = " -> ".join(repr(p) for p in self._parts)

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from .._checks import check_bool, check_int, real_array
+from ..randomization import Distribution, IntUniform
 from .params import NONNEG_INT
 from .part import Part
 
@@ -42,6 +43,9 @@ class Delay(Part):
     """
 
     PARAMS = {"delay_steps": (0.0, NONNEG_INT)}
+    GRAPH_SAFE = True  # on the torch path only: see graph_safe
+    STATEFUL = True  # the command history and the substeps counted since each env's reset
+    _device_indexed = False  # set at bind: the torch path keeps every index on the device
 
     def __init__(
         self,
@@ -51,8 +55,6 @@ class Delay(Part):
         delay_steps: Any = None,
         per_joint: bool = False,
     ):
-        from ..randomization import Distribution, IntUniform
-
         def _int(name, v):
             return check_int(v, name, "Delay", low=0, high=MAX_DELAY)
 
@@ -140,7 +142,28 @@ class Delay(Part):
         # torch path: the write index lives on the device, so a captured CUDA graph can replay
         # the delay (no Python-side state changes between substeps)
         self._write_t = torch.zeros((1,), dtype=torch.int64, device=ctx.device)
-        self.graph_safe = ctx.ops.name == "torch"
+        self._device_indexed = ctx.ops.name == "torch"
+
+    @property
+    def graph_safe(self) -> bool:
+        """True on the torch path (every non-CPU device, or ``array_backend="torch"``): the write
+        index and the warm-up counters live in device tensors. The numpy path keeps its write index
+        in Python, so a captured graph would replay a stale one."""
+        return self.GRAPH_SAFE and self._device_indexed
+
+    @property
+    def graph_unsafe_reason(self) -> str:
+        if self.GRAPH_SAFE and not self._device_indexed:
+            return "Delay on the numpy path keeps its write index in Python"
+        return super().graph_unsafe_reason
+
+    def to_newton(self, exporter: Any) -> Any:
+        """``newton.actuators.Delay`` with the per-env lags in force [substeps], or None when
+        ``max_delay`` is 0 (nothing to delay). Newton falls back to the current target before a
+        lag's history fills, ours to the oldest target since the reset."""
+        if self.max_delay < 1:
+            return None
+        return exporter.newton_actuators.Delay(delay_steps=exporter.ints(self, "delay_steps"), max_delay=int(self.max_delay))
 
     def refresh(self):
         self._gather = [None] * self.history_len  # lags may have been re-drawn
@@ -155,7 +178,7 @@ class Delay(Part):
 
     def apply(self, tq, tqd, tff):
         """Record this substep's commands and return the delayed ``(q*, qd*, tau_ff)``."""
-        if self.graph_safe:
+        if self._device_indexed:
             return self._apply_tensor(tq, tqd, tff)
         ops = self._ctx.ops
         xp = ops.xp

@@ -1,4 +1,11 @@
-"""Implicit (Stable-PD) effort mode: solve for the drive's impulse at the predicted end-of-substep state.
+"""The Stable-PD effort mode (``effort_mode="implicit"``): solve for the drive's impulse at the
+predicted end-of-substep state.
+
+"Implicit" has two meanings in this package. Here it is the *Stable-PD effort mode*: the actuator
+model solves its own drive and clamp chain implicitly and the result is applied as a generalized
+force. The other, :class:`~actuator_gym.actuators.ImplicitActuatorCfg` (``Actuator.engine_servo``,
+alias ``is_implicit``), is the physics engine's own servo, where the engine integrates the PD; it
+has nothing to do with this module.
 
 For each env, with ``A`` the inverse joint-space mass matrix block of the group's DOFs
 ``(num_envs, J, J)`` (armature included), ``b`` the optional bias force ``(num_envs, J)`` and
@@ -43,8 +50,8 @@ FAST_FLOOR_MAX`` (0.5), and the explicit elimination otherwise.
 
 The solve runs on private float64 copies of the model's drive and clamps (bound once;
 parameters re-copied and the copies refreshed only when a model parameter tensor changed), so the
-laws are the parts' own code. One algorithm, two array libraries (:class:`_NumpyLA`,
-:class:`_TorchLA`):
+laws are the parts' own code. One algorithm, two array libraries (:class:`NumpyLA`,
+:class:`TorchLA`):
 
 * numpy (models on the numpy array path, i.e. CPU): plain float64 numpy arrays, no torch call in
   the usual case. ``J == 1``: the Newton step is a division. ``J > 1``: one batched
@@ -62,8 +69,12 @@ carried over as the next iterate's (no re-evaluation), and the unclamped law at 
 the ``computed`` output (a PID drive evaluates it once more to leave its integral at the
 predicted state). The clamp chain of ``p / h`` gives ``applied``.
 
-Supported drives: ``DrivePD`` and ``DrivePID`` with any clamp chain; learned drives raise
-``NotImplementedError``.
+Supported drives: ``DrivePD`` and ``DrivePID`` with any clamp chain; an ``Actuator`` with a learned
+drive refuses ``effort_mode="implicit"`` at construction (``ValueError``).
+
+The model owns its solver (:attr:`Actuator.stable_pd_solver <actuator_gym.actuators.Actuator.stable_pd_solver>`,
+a :class:`StablePDSolver`, built on first use); the solve returns ``(computed, applied)`` and the
+model stores them (:meth:`Actuator.store_efforts <actuator_gym.actuators.Actuator.store_efforts>`).
 """
 
 from __future__ import annotations
@@ -78,10 +89,10 @@ import torch
 
 from .._array import NUMPY_OPS, TORCH_OPS
 from .._checks import check_dt, real_array
+from .drives import DrivePD, DrivePID
 from .params import BindContext
-from .parts import DrivePD, DrivePID
 
-__all__ = ["ImplicitOptions", "solve_implicit"]
+__all__ = ["ImplicitOptions", "StablePDSolver", "NumpyLA", "TorchLA", "solve_implicit"]
 
 SUFFICIENT_DECREASE = 1e-4  # line search: accept a if |r|^2 drops to at most (1 - SUFFICIENT_DECREASE a) |r|^2
 FAST_FLOOR_MAX = 0.5  # library solve allowed while derivative_floor <= this (pivots are >= 1 there)
@@ -91,7 +102,8 @@ WARM_STARTS = ("explicit", "zero")
 
 @dataclass(frozen=True)
 class ImplicitOptions:
-    """Options of the implicit effort solve (names and defaults as Newton 1.8's implicit mode).
+    """Options of the Stable-PD effort solve, ``effort_mode="implicit"`` (names and defaults as
+    Newton 1.8's implicit effort mode).
 
     Pass to :func:`solve_implicit` as ``options=``, or set ``actuator.implicit_options``.
     """
@@ -186,7 +198,7 @@ class _Shadow:
         self._held = [p.values for p in self._real_params]
 
 
-class _NumpyLA:
+class NumpyLA:
     """float64 numpy arrays on the host; host checks are free."""
 
     xp = np
@@ -301,7 +313,7 @@ class _NumpyLA:
         return dp
 
 
-class _TorchLA(_NumpyLA):
+class TorchLA(NumpyLA):
     """float64 torch tensors on the model's device; host checks are batched into one sync."""
 
     xp = torch
@@ -376,11 +388,12 @@ def _select(mask, new: tuple, old: tuple) -> tuple:
     return tuple(xp.where(mask if a.ndim == 1 else m2, a, b) for a, b in zip(new, old))
 
 
-class _Solver:
-    """Per-actuator state of the implicit solve: the array library and the shadow parts."""
+class StablePDSolver:
+    """Per-actuator state of the Stable-PD solve: the array library and the shadow parts. Owned by
+    the model (:attr:`Actuator.stable_pd_solver <actuator_gym.actuators.Actuator.stable_pd_solver>`)."""
 
     def __init__(self, actuator):
-        la_cls = _NumpyLA if actuator.ops.name == "numpy" else _TorchLA
+        la_cls = NumpyLA if actuator.ops.name == "numpy" else TorchLA
         self.la = la_cls(actuator.num_envs, actuator.num_joints, actuator.device)
         self.shadow = _Shadow(actuator, self.la.ops)
         self.pid = isinstance(actuator.drive, DrivePID)
@@ -388,7 +401,9 @@ class _Solver:
             self.model_integral = actuator.ops.view(actuator.drive.integral_t)
             self.shadow_integral = self.la.ops.view(self.shadow.drive.integral_t)
 
-    def solve(self, actuator, q, qd, tq, tqd, tff, h: float, A, b, opt: ImplicitOptions) -> None:
+    def solve(self, actuator, q, qd, tq, tqd, tff, h: float, A, b, opt: ImplicitOptions) -> tuple:
+        """``(computed, applied)`` float64 arrays ``(num_envs, num_joints)`` [N·m or N] of the
+        solution at substep ``h`` [s] (module doc); a PID drive's integral is advanced."""
         la, xp = self.la, self.la.xp
         shadow = self.shadow
         shadow.sync()
@@ -480,8 +495,7 @@ class _Solver:
         if pid:  # the integral advanced with the predicted error
             la.assign(self.model_integral, shadow_integral)
         applied = chain(p / h, x, v)
-        la.assign(actuator._computed, computed)
-        la.assign(actuator._applied, applied)
+        return computed, applied
 
     def _backtrack(self, cur, trial, dp, dpn, take, active, state, opt: ImplicitOptions):
         """Shorter steps for the envs that rejected the full one: ``a = 1/2, 1/4, ...`` (up to
@@ -524,23 +538,25 @@ def _real(x: Any, what: str, owner: str):
 
 
 def solve_implicit(actuator, q, qd, tq, tqd, tff, dt, inverse_mass, bias_force, options: ImplicitOptions | None = None) -> None:
-    """Fill ``actuator._computed`` / ``actuator._applied`` with the implicit solution (see module doc).
+    """Fill the actuator's ``computed_effort`` / ``applied_effort`` with the Stable-PD solution (see
+    module doc) for the (already delayed) commands; ``dt`` [s].
 
-    ``options``: the solver's :class:`ImplicitOptions`; default ``actuator.implicit_options`` when
-    the actuator has that attribute, else ``ImplicitOptions()`` (Newton's defaults).
+    ``options``: the solver's :class:`ImplicitOptions`; default ``actuator.implicit_options``, and
+    when that is None ``ImplicitOptions()`` (Newton's defaults).
     """
-    run_implicit(actuator, q, qd, tq, tqd, tff, prepare_implicit(actuator, dt, inverse_mass, bias_force, options))
+    prepared = prepare_implicit(actuator, dt, inverse_mass, bias_force, options)
+    actuator.store_efforts(*run_implicit(actuator, q, qd, tq, tqd, tff, prepared))
 
 
-def run_implicit(actuator, q, qd, tq, tqd, tff, prepared: tuple) -> None:
-    """The solve, on inputs checked by :func:`prepare_implicit`."""
+def run_implicit(actuator, q, qd, tq, tqd, tff, prepared: tuple) -> tuple:
+    """The Stable-PD solve on inputs checked by :func:`prepare_implicit`: ``(computed, applied)``."""
     solver, h, A, b, options = prepared
-    solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)
+    return solver.solve(actuator, q, qd, tq, tqd, tff, h, A, b, options)
 
 
 def prepare_implicit(actuator, dt, inverse_mass, bias_force, options: ImplicitOptions | None = None) -> tuple:
-    """Check the implicit mode's inputs (``dt``, ``inverse_mass``, ``bias_force``, options) before
-    any state changes: ``(solver, h, A, b, options)`` for :func:`run_implicit`."""
+    """Check the Stable-PD mode's inputs (``dt`` [s], ``inverse_mass``, ``bias_force``, options)
+    before any state changes: ``(solver, h, A, b, options)`` for :func:`run_implicit`."""
     name = actuator.name
     drive = actuator.drive
     if not isinstance(drive, DrivePD):  # Actuator refuses this at construction already
@@ -555,9 +571,7 @@ def prepare_implicit(actuator, dt, inverse_mass, bias_force, options: ImplicitOp
             f"num_joints): the inverse joint-space mass matrix block of the group's DOFs "
             f"(MuJoCo: actuator_gym.backends.mujoco_dynamics.joint_space_dynamics)"
         )
-    solver = getattr(actuator, "_implicit_solver", None)
-    if solver is None:
-        solver = actuator._implicit_solver = _Solver(actuator)
+    solver = actuator.stable_pd_solver
     la = solver.la
     A = la.asarray(_real(inverse_mass, "inverse_mass", name))
     if tuple(A.shape) == (j, j):
@@ -572,7 +586,7 @@ def prepare_implicit(actuator, dt, inverse_mass, bias_force, options: ImplicitOp
         if tuple(b.shape) != (n, j):
             raise ValueError(f"{name}: bias_force must have shape ({n}, {j}) (num_envs, num_joints), got {tuple(b.shape)}")
     if options is None:
-        options = getattr(actuator, "implicit_options", None) or DEFAULT_OPTIONS
+        options = actuator.implicit_options or DEFAULT_OPTIONS
     if not isinstance(options, ImplicitOptions):
         raise TypeError(f"{name}: implicit options must be an ImplicitOptions, got {type(options).__name__}")
     return solver, h, A, b, options

@@ -11,32 +11,37 @@
 | ``DCMotorCfg``             | DrivePD -> ClampingDCMotor(saturation_effort, actuator_velocity_limit, actuator_effort_limit) |
 | ``DelayedPDActuatorCfg``   | Delay(min_delay, max_delay) -> DrivePD -> ClampingMaxEffort |
 | ``RemotizedPDActuatorCfg`` | Delay -> DrivePD -> ClampingPositionBased(joint_parameter_lookup) |
-| ``ImplicitActuatorCfg``    | solver-side PD (the physics engine integrates it)        |
+| ``ImplicitActuatorCfg``    | engine servo: the physics engine integrates the PD itself |
 
 Every numeric field accepts a number, a per-joint sequence, a ``(num_envs, num_joints)`` tensor,
 a ``{regex: value}`` dict or a distribution; ``randomization={field: Distribution}`` randomizes a
 field around its nominal value (``operation="scale"`` / ``"add"``) at every reset.
+
+"Implicit" means two things here: :class:`ImplicitActuatorCfg` is the physics engine's own servo
+(the built model's ``engine_servo``), ``effort_mode="implicit"`` on the other models is the
+Stable-PD effort mode solved by the actuator model (:mod:`.implicit`).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Sequence
 
-import torch
-
-from collections.abc import Mapping
-
 import numpy as np
+import torch
 
 from .._checks import check_bool, check_int, real_array
 from ..randomization import Distribution
 from .actuator import Actuator
+from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased
+from .delay import MAX_DELAY, Delay
+from .drives import Drive, DrivePD
+from .implicit import ImplicitOptions
+from .neural import DriveNeuralLSTM, DriveNeuralMLP
 from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
-from .delay import MAX_DELAY
-from .parts import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased, Delay, Drive, DrivePD
 
 __all__ = [
     "ActuatorBaseCfg",
@@ -47,6 +52,7 @@ __all__ = [
     "ImplicitActuatorCfg",
     "ActuatorNetMLPCfg",
     "ActuatorNetLSTMCfg",
+    "DELAY_ALIASES",
 ]
 
 ParamValue = Any
@@ -100,9 +106,9 @@ class ActuatorBaseCfg:
     computed by the actuator model and applied as a generalized force, so every clamp (DC-motor
     envelope, limits) acts on it. PD/PID drives only: learned-net configs reject ``"implicit"``.
     Not to be confused with :class:`ImplicitActuatorCfg`, where the physics engine itself
-    integrates a PD servo (solver-side; no actuator-model clamps beyond a force limit)."""
+    integrates a PD servo (the engine servo; no actuator-model clamps beyond a force limit)."""
     implicit_options: Any = None
-    """Options of the ``effort_mode="implicit"`` solve: an
+    """Options of the Stable-PD (``effort_mode="implicit"``) solve: an
     :class:`~actuator_gym.actuators.implicit.ImplicitOptions` or a dict of its fields (``max_iters``,
     ``residual_tol`` [N·m·s], ``update_tol`` [N·m·s], ``fd_epsilon``, ``derivative_floor``,
     ``warm_start``, ``ls_iterations``); None = Newton 1.8's defaults."""
@@ -177,7 +183,7 @@ class ActuatorBaseCfg:
         ``ValueError`` / ``TypeError`` naming the field (``configs.load`` calls it for every group)."""
         _check_effort_mode(self, self.effort_mode)
         self._check_delay_fields()
-        self._implicit_options()
+        self._stable_pd_options()
         recipe = self.recipe()
         self._check_unused_fields(recipe, recipe.pop("aliases", {}))
 
@@ -194,13 +200,11 @@ class ActuatorBaseCfg:
         ``joint_names`` is a sequence of strings (a single string is a ``TypeError``)."""
         return select_names(self.joint_names_expr, joint_names, type(self).__name__, "joint_names_expr", "joints")
 
-    def _implicit_options(self):
-        """``implicit_options`` as an ``ImplicitOptions`` (validated), or None."""
+    def _stable_pd_options(self):
+        """``implicit_options`` (the Stable-PD solve's) as an ``ImplicitOptions`` (validated), or None."""
         opts = self.implicit_options
         if opts is None:
             return None
-        from .implicit import ImplicitOptions
-
         if isinstance(opts, ImplicitOptions):
             return opts
         if not isinstance(opts, dict):
@@ -210,7 +214,10 @@ class ActuatorBaseCfg:
         except TypeError as exc:
             raise TypeError(f"{type(self).__name__}: implicit_options: {exc}") from None
 
-    def _delay(self) -> Delay:
+    def delay_part(self) -> Delay:
+        """The ``Delay`` part of the delay fields: lags ``U{min_delay..max_delay}`` [substeps] per env
+        (per env and joint with ``per_joint_delay``). :meth:`build` adds it to any recipe without
+        one when ``max_delay > 0``; its parameter takes the names in :data:`DELAY_ALIASES`."""
         return Delay(min_delay=self.min_delay, max_delay=self.max_delay, per_joint=self.per_joint_delay)
 
     def build(
@@ -229,15 +236,15 @@ class ActuatorBaseCfg:
         kwargs.setdefault("effort_mode", self.effort_mode)
         _check_effort_mode(self, kwargs["effort_mode"])
         self._check_delay_fields()
-        options = self._implicit_options()
+        options = self._stable_pd_options()
         names = self.select_joints(joint_names)
         recipe = self.recipe()
         aliases = recipe.pop("aliases", {})
         self._check_unused_fields(recipe, aliases)
         if recipe.get("delay") is None and self.max_delay > 0:
-            recipe["delay"] = self._delay()
+            recipe["delay"] = self.delay_part()
         if recipe.get("delay") is not None:
-            aliases = {**aliases, **_DELAY_ALIASES}
+            aliases = {**aliases, **DELAY_ALIASES}
         randomization = {aliases.get(k, k): v for k, v in self.randomization.items()}
         kwargs.setdefault("name", type(self).__name__)
         model = Actuator(
@@ -265,7 +272,7 @@ def _check_effort_mode(cfg: "ActuatorBaseCfg", mode: Any, supported: bool = True
     name = type(cfg).__name__
     if mode not in _EFFORT_MODES:
         raise ValueError(f"{name}: effort_mode must be one of {list(_EFFORT_MODES)}, got {mode!r}")
-    reason = getattr(cfg, "_no_implicit_effort", None)
+    reason = getattr(cfg, "_no_stable_pd", None)
     if supported and mode == "implicit" and reason:
         raise ValueError(f"{name}: effort_mode='implicit' is not supported: {reason}; use effort_mode='explicit'")
 
@@ -304,7 +311,8 @@ def _same(a, b) -> bool:
 
 
 _PD_ALIASES = {"stiffness": "kp", "damping": "kd"}
-_DELAY_ALIASES = {"min_delay": "delay_steps", "max_delay": "delay_steps", "delay": "delay_steps"}
+DELAY_ALIASES = {"min_delay": "delay_steps", "max_delay": "delay_steps", "delay": "delay_steps"}
+"""Config field names that address a recipe's Delay parameter ``delay_steps`` (e.g. in ``randomization``)."""
 
 
 @dataclass(kw_only=True)
@@ -365,8 +373,8 @@ class DelayedPDActuatorCfg(IdealPDActuatorCfg):
 
     def recipe(self):
         r = super().recipe()
-        r["delay"] = self._delay()
-        r["aliases"] = {**r["aliases"], **_DELAY_ALIASES}
+        r["delay"] = self.delay_part()
+        r["aliases"] = {**r["aliases"], **DELAY_ALIASES}
         return r
 
 
@@ -391,10 +399,10 @@ class RemotizedPDActuatorCfg(DelayedPDActuatorCfg):
                 f"got {self.joint_parameter_lookup!r}"
             )
         return dict(
-            delay=self._delay(),
+            delay=self.delay_part(),
             drive=DrivePD(kp=self.stiffness, kd=self.damping),
             clamping=[ClampingPositionBased([r[0] for r in rows], [r[2] for r in rows])],
-            aliases={**_PD_ALIASES, **_DELAY_ALIASES},
+            aliases={**_PD_ALIASES, **DELAY_ALIASES},
         )
 
 
@@ -429,8 +437,9 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
 
 @dataclass(kw_only=True)
 class ImplicitActuatorCfg(ActuatorBaseCfg):
-    """Solver-side PD: the physics engine integrates ``kp (q* - q) + kd (qd* - qd) + tau_ff``
-    implicitly (in MuJoCo a position actuator with kp, kv and a force range), which stays stable at
+    """Engine servo (solver-side PD): the physics engine integrates
+    ``kp (q* - q) + kd (qd* - qd) + tau_ff`` implicitly (in MuJoCo a position actuator with kp, kv
+    and a force range; the built model's ``engine_servo`` is True), which stays stable at
     gains and substeps where an explicit PD diverges. The built model's ``compute`` returns the PD
     estimate clipped to the solver limit (``joint_effort_limit``, else ``actuator_effort_limit``); a
     backend that reports the force actually applied overwrites the telemetry with it.
@@ -442,7 +451,9 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
     """
 
     implicit: bool = field(default=True, init=False)
-    _no_implicit_effort = (
+    """Always True (Isaac Lab's marker of this config; read by nothing here -- the built model says
+    it with ``engine_servo``). Kept for code that reads it."""
+    _no_stable_pd = (
         "ImplicitActuatorCfg is integrated by the physics engine (solver-side servo); effort_mode applies "
         "to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)"
     )
@@ -457,7 +468,7 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
 
     def build(self, joint_names, num_envs=1, device="cpu", seed=None, **kwargs):
         model = super().build(joint_names, num_envs=num_envs, device=device, seed=seed, **kwargs)
-        model.is_implicit = True
+        model.engine_servo = True
         return model
 
 
@@ -466,7 +477,7 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
 # ---------------------------------------------------------------------------------------------
 @dataclass(kw_only=True)
 class _ActuatorNetCfg(DCMotorCfg):
-    _no_implicit_effort = "a learned actuator network has no implicit (Stable-PD) form"
+    _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
     network_file: str | None = None
     """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
     ``allow_unsafe_checkpoint=True``)."""
@@ -504,8 +515,6 @@ class ActuatorNetMLPCfg(_ActuatorNetCfg):
     """[substeps]: history indices, 0 = current substep (e.g. ``[0, 2, 4]``)."""
 
     def _drive(self):
-        from .neural import DriveNeuralMLP
-
         return DriveNeuralMLP(
             self.network_file,
             input_order=self.input_order,
@@ -523,6 +532,4 @@ class ActuatorNetLSTMCfg(_ActuatorNetCfg):
     with the current qd. ``stiffness`` / ``damping`` are unused."""
 
     def _drive(self):
-        from .neural import DriveNeuralLSTM
-
         return DriveNeuralLSTM(self.network_file, allow_unsafe_checkpoint=self.allow_unsafe_checkpoint)

@@ -1,6 +1,6 @@
 """Learned drives: an MLP over a short history, an LSTM, a GRU over named input columns.
 
-Each is a :class:`~actuator_gym.actuators.parts.Drive`, so it composes with a :class:`Delay` and any
+Each is a :class:`~actuator_gym.actuators.drives.Drive`, so it composes with a :class:`Delay` and any
 clamp chain::
 
     Actuator(drive=DriveNeuralMLP(network_file="net.onnx"), delay=Delay(0, 2),
@@ -21,7 +21,11 @@ torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``. What a ch
 declare (sizes, the MLP's history length) is bounded by ``limits=`` (default:
 :func:`~.limits.current_network_limits`, see :class:`~.limits.NetworkLimits`).
 
-The implicit effort mode does not support learned drives (``NotImplementedError``).
+Capabilities (:class:`~.part.Part`): every learned drive is stateful (an input history or a
+recurrent state), not graph-safe (the network runs under ``torch.inference_mode`` and may be any
+module, so it is never captured in a CUDA graph) and has no ``newton.actuators`` export or
+MuJoCo-native form. The Stable-PD effort mode (``effort_mode="implicit"``) does not support learned
+drives (``ValueError`` at construction).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from torch import nn
 
 from .checkpoints import LoadedNetwork, load_network, validate_network
 from .limits import NetworkLimits, current_network_limits
-from .parts import Drive
+from .drives import Drive
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
 
@@ -224,6 +228,8 @@ class DriveNeuralMLP(_NeuralDrive):
     """
 
     KIND = "mlp"
+    GRAPH_SAFE = False  # any network, under inference_mode: never captured
+    STATEFUL = True  # the input history
 
     def __init__(
         self,
@@ -338,6 +344,8 @@ class DriveNeuralLSTM(_RecurrentDrive):
     """
 
     KIND = "lstm"
+    GRAPH_SAFE = False  # any network, under inference_mode: never captured
+    STATEFUL = True  # hidden and cell state
 
     def __init__(
         self,
@@ -399,6 +407,8 @@ class DriveNeuralGRU(_RecurrentDrive):
     """
 
     KIND = "gru"
+    GRAPH_SAFE = False  # any network, under inference_mode: never captured
+    STATEFUL = True  # the hidden state
 
     def __init__(
         self,

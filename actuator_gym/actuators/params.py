@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from .._array import ArrayOps
+from .._array import NUMPY_OPS, ArrayOps
 from .._checks import UnknownNameError, check_names, is_real, real_array
 from ..randomization import Distribution
 
@@ -395,8 +395,6 @@ def check_value(raw: Any, name: str, owner: str, *, default: float, domain: Doma
     """Validate a raw parameter value without a batch or joint names (what configs check at
     construction and load time), in float64: the rules of :class:`Param` (types, NaN, the domain,
     every value a distribution can give). Shapes are checked when the value is bound."""
-    from .._array import NUMPY_OPS
-
     if raw is None:
         return
     if isinstance(raw, dict):

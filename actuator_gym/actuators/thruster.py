@@ -213,6 +213,7 @@ class Thruster:
     """
 
     PARAMETERS = ("thrust_const", "tau_inc", "tau_dec", "initial_rps")
+    """The names :meth:`parameter` accepts (and :meth:`parameters` returns, in this order)."""
 
     def __init__(
         self,
@@ -334,11 +335,12 @@ class Thruster:
         """Values in force, ``(num_envs, num_rotors)`` (a copy): ``"thrust_const"`` [N/rps²],
         ``"tau_inc"`` [s], ``"tau_dec"`` [s], ``"initial_rps"`` [rev/s]."""
         if not isinstance(name, str) or name not in self._params:
-            raise UnknownParameterError(f"{self.name}: unknown parameter {name!r}; known: {list(self._params)}")
+            raise UnknownParameterError(f"{self.name}: unknown parameter {name!r}; known: {list(self.PARAMETERS)}")
         return self._params[name].values.clone()
 
     def parameters(self) -> dict[str, torch.Tensor]:
-        return {k: self.parameter(k) for k in self._params}
+        """Every parameter's values in force (copies), keyed by :attr:`PARAMETERS`."""
+        return {k: self.parameter(k) for k in self.PARAMETERS}
 
     def seed(self, seed: int) -> None:
         """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""

@@ -87,34 +87,24 @@ class HostArray:
             self.arr.assign(self.np)
 
 
-# Parts whose math is pure in-place tensor ops on fixed buffers (no Python-side state that changes
-# between substeps, no host synchronisation): a captured graph replays them correctly.
-_CAPTURABLE_PARTS = frozenset(
-    ("DrivePD", "DrivePID", "ClampingMaxEffort", "ClampingDCMotor", "ClampingPositionBased")
-)
-
-
 def graph_capturable(collection) -> tuple[bool, str]:
     """Whether ``collection.compute`` can be recorded once and replayed from a CUDA graph, and why not.
 
-    A ``Delay`` is capturable on the torch path (its write index and counters live on the device;
-    ``Delay.graph_safe``). Not capturable: ``check_finite=True`` (reads values on the host), implicit
-    groups (need the mass matrix from the engine), and any part not known to be pure tensor math
-    (neural drives, user parts).
+    Each part says so itself (``Part.graph_safe``: the PD / PID drives and the max-effort,
+    DC-motor and position-based clamps are pure in-place tensor math; a ``Delay`` is on the torch
+    path, where its write index and counters live on the device; neural drives and user parts are
+    not). Not capturable either: ``check_finite=True`` (reads values on the host), engine-servo
+    groups (``ImplicitActuatorCfg``) and Stable-PD groups (``effort_mode="implicit"``: they need
+    the mass matrix from the engine).
     """
     for name, model in collection.items():
-        if getattr(model, "check_finite", False):
+        if model.check_finite:
             return False, f"group {name!r}: check_finite=True synchronises with the host"
-        if getattr(model, "is_implicit", False) or getattr(model, "effort_mode", "explicit") != "explicit":
+        if model.engine_servo or model.stable_pd:
             return False, f"group {name!r}: implicit (solver-side or Stable-PD) effort"
-        for part in model._parts:
-            kind = type(part).__name__
-            if kind == "Delay":
-                if not getattr(part, "graph_safe", False):
-                    return False, f"group {name!r}: Delay on the numpy path keeps its write index in Python"
-                continue
-            if kind not in _CAPTURABLE_PARTS:
-                return False, f"group {name!r}: part {kind} is not known to be graph-safe"
+        for part in model.parts:
+            if not part.graph_safe:
+                return False, f"group {name!r}: {part.graph_unsafe_reason}"
     return True, ""
 
 

@@ -1,5 +1,9 @@
-"""``NativeActuators``: an ``ActuatorCollection`` exported to ``newton.actuators`` (the class is moved
-here unchanged from the former ``backends/newton.py``)."""
+"""``NativeActuators``: an ``ActuatorCollection`` exported to ``newton.actuators``.
+
+The export is generic: each part builds its own Newton object (``Part.to_newton(exporter)``, in the
+part's own file) from the :class:`NewtonExporter` it is given; a part without a Newton form raises
+``NotImplementedError`` there, reported here naming the group.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,41 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ...actuators.part import Part
+
 if TYPE_CHECKING:
     from .backend import NewtonBackend
 
-__all__ = ["NativeActuators"]
+__all__ = ["NativeActuators", "NewtonExporter"]
+
+
+class NewtonExporter:
+    """What ``Part.to_newton`` is given: the ``newton.actuators`` module and per-lane Warp arrays of a
+    bound part's values in force (one lane per env and joint, env-major, as the group's indices)."""
+
+    def __init__(self, newton_actuators: Any, wp: Any, device: Any):
+        self.newton_actuators = newton_actuators
+        """The ``newton.actuators`` module."""
+        self._wp, self._device = wp, device
+
+    def floats(self, part: Any, name: str) -> Any:
+        """Parameter ``name`` of ``part`` as a float32 Warp array ``(num_envs * num_joints,)``."""
+        v = part.params[name].values.detach().to("cpu", torch.float32).reshape(-1).numpy()
+        return self._wp.array(np.ascontiguousarray(v), dtype=self._wp.float32, device=self._device)
+
+    def ints(self, part: Any, name: str) -> Any:
+        """Parameter ``name`` of ``part`` as an int32 Warp array ``(num_envs * num_joints,)``."""
+        v = part.params[name].values.detach().cpu().reshape(-1).numpy().astype(np.int32)
+        return self._wp.array(v, dtype=self._wp.int32, device=self._device)
+
+    def export(self, part: Part, group: str) -> Any:
+        """``part.to_newton(self)``; a part with no Newton form is a ``ValueError`` naming ``group``."""
+        try:
+            return part.to_newton(self)
+        except NotImplementedError:
+            raise ValueError(
+                f"NativeActuators: group {group!r} uses {type(part).__name__}, which has no newton.actuators export"
+            ) from None
 
 
 class NativeActuators:
@@ -35,6 +70,7 @@ class NativeActuators:
         self.backend = backend
         n, nv = backend.num_envs, backend._nv
         self._targets = {k: wp.zeros(n * nv, dtype=wp.float32, device=backend.wp_device) for k in ("q", "qd", "ff")}
+        exporter = NewtonExporter(na, wp, backend.wp_device)
         self.actuators, self.states = [], []
         for name, model in collection.items():
             cols = collection.joint_ids(name)
@@ -42,36 +78,11 @@ class NativeActuators:
             lanes = (np.arange(n)[:, None] * nv + dofs[None, :]).reshape(-1).astype(np.uint32)
             idx = wp.array(lanes, dtype=wp.uint32, device=backend.wp_device)
 
-            def arr(part, key):
-                v = part.params[key].values.detach().to("cpu", torch.float32).reshape(-1).numpy()
-                return wp.array(np.ascontiguousarray(v), dtype=wp.float32, device=backend.wp_device)
-
-            drive, delay, clamps = None, None, []
-            if getattr(model, "is_implicit", False):
+            if model.engine_servo:  # ImplicitActuatorCfg: the engine's own servo, nothing to export
                 raise ValueError(f"NativeActuators: group {name!r} is implicit; only explicit groups are exported")
-            for part in model._parts:
-                kind = type(part).__name__
-                if kind == "DrivePD":
-                    drive = na.DrivePD(kp=arr(part, "kp"), kd=arr(part, "kd"), const_effort=arr(part, "const_effort"))
-                elif kind == "DrivePID":
-                    drive = na.DrivePID(kp=arr(part, "kp"), ki=arr(part, "ki"), kd=arr(part, "kd"),
-                                        integral_max=arr(part, "integral_max"), const_effort=arr(part, "const_effort"))
-                elif kind == "Delay":
-                    steps = part.params["delay_steps"].values.detach().cpu().reshape(-1).numpy().astype(np.int32)
-                    if part.max_delay >= 1:
-                        delay = na.Delay(delay_steps=wp.array(steps, dtype=wp.int32, device=backend.wp_device),
-                                         max_delay=int(part.max_delay))
-                elif kind == "ClampingMaxEffort":
-                    clamps.append(na.ClampingMaxEffort(max_effort=arr(part, "max_effort")))
-                elif kind == "ClampingDCMotor":
-                    clamps.append(na.ClampingDCMotor(saturation_effort=arr(part, "saturation_effort"),
-                                                     velocity_limit=arr(part, "velocity_limit"),
-                                                     max_motor_effort=arr(part, "effort_limit")))
-                elif kind == "ClampingPositionBased":
-                    clamps.append(na.ClampingPositionBased(lookup_positions=tuple(float(x) for x in part.lookup_positions),
-                                                           lookup_efforts=tuple(float(y) for y in part.lookup_efforts)))
-                else:
-                    raise ValueError(f"NativeActuators: group {name!r} uses {kind}, which has no newton.actuators export")
+            delay = exporter.export(model.delay, name) if model.delay is not None else None
+            drive = exporter.export(model.drive, name)
+            clamps = [exporter.export(c, name) for c in model.clamping]
             if drive is None:
                 raise ValueError(f"NativeActuators: group {name!r} has no PD/PID drive")
             act = na.Actuator(indices=idx, drive=drive, delay=delay, clamping=clamps)
