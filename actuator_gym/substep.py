@@ -28,7 +28,8 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 import torch
 
-__all__ = ["JointState", "SubstepParticipant", "StepTelemetry", "SubstepEngine", "TELEMETRY"]
+__all__ = ["JointState", "SubstepParticipant", "TorchJointState", "StepTelemetry", "SubstepEngine", "TELEMETRY",
+           "graph_capturable"]
 
 TELEMETRY: dict[str, str] = {
     "computed_effort": "drive output before the clamps [N·m or N], last substep",
@@ -102,6 +103,27 @@ class TorchJointState:
         return self.backend.mass_matrix_terms(joint_ids)
 
 
+def graph_capturable(collection) -> tuple[bool, str]:
+    """Whether ``collection.compute`` can be recorded once and replayed from a CUDA graph, and why not.
+
+    Each part says so itself (``Part.graph_safe``: the PD / PID drives and the max-effort,
+    DC-motor and position-based clamps are pure in-place tensor math; a ``Delay`` is on the torch
+    path, where its write index and counters live on the device; neural drives and user parts are
+    not). Not capturable either: ``check_finite=True`` (reads values on the host), engine-servo
+    groups (``ImplicitActuatorCfg``) and Stable-PD groups (``effort_mode="implicit"``: they need
+    the mass matrix from the engine).
+    """
+    for name, model in collection.items():
+        if model.check_finite:
+            return False, f"group {name!r}: check_finite=True synchronises with the host"
+        if model.engine_servo or model.stable_pd:
+            return False, f"group {name!r}: implicit (solver-side or Stable-PD) effort"
+        for part in model.parts:
+            if not part.graph_safe:
+                return False, f"group {name!r}: {part.graph_unsafe_reason}"
+    return True, ""
+
+
 class StepTelemetry:
     """The accounting of one control step over ``(num_envs, num_joints)`` joints.
 
@@ -164,7 +186,7 @@ class SubstepEngine:
         participants: rotor groups, engine servos: :class:`SubstepParticipant` called after the
             joint groups at each substep.
         capture: ``"auto"`` replays the actuator part from a CUDA graph when the collection allows
-            it (``backends/_warp.py`` ``graph_capturable``) and the state lives on a CUDA device;
+            it (:func:`graph_capturable`) and the state lives on a CUDA device;
             ``False`` never captures (CPU always runs eagerly).
 
     ``substep(k)`` is the per-substep work (the wrapper installs it as the env's substep hook);
@@ -234,8 +256,6 @@ class SubstepEngine:
 
     def _try_capture(self) -> None:
         """Record the actuator part as a CUDA graph (after the eager warm-up substep), or say why not."""
-        from .backends._warp import graph_capturable
-
         ok, why = graph_capturable(self.collection)
         if not ok or not isinstance(self.state, TorchJointState):
             self._capture, self.note = False, why or "the state is not on a device"

@@ -24,7 +24,7 @@ import mujoco
 import torch
 
 from actuator_gym import ActuatorCollection
-from actuator_gym.backends._warp import DeviceLoop
+from actuator_gym.backends.device_loop import DeviceLoop
 from actuator_gym.backends.mujoco_warp import MujocoWarpBackend
 
 

@@ -198,9 +198,9 @@ class BatchedTask(VectorEnv):
         self.collection = ActuatorCollection(
             cfg.actuators, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed
         )
-        if self.collection.implicit_groups:
+        if self.collection.engine_servo_groups:
             raise ValueError(
-                f"{type(self).__name__}: groups {self.collection.implicit_groups} are implicit (solver-side); "
+                f"{type(self).__name__}: groups {self.collection.engine_servo_groups} are engine servos (ImplicitActuatorCfg, solver-side); "
                 "the batched task applies explicit efforts only"
             )
         if self.collection.needs_mass_matrix:  # Stable-PD groups: the backend must give M^-1 and bias
@@ -208,7 +208,7 @@ class BatchedTask(VectorEnv):
                 self.backend.mass_matrix_terms(np.arange(len(self.joint_names)))
             except NotImplementedError as exc:
                 raise ValueError(
-                    f"{type(self).__name__}: groups {self.collection.implicit_effort_groups} use "
+                    f"{type(self).__name__}: groups {self.collection.stable_pd_groups} use "
                     f"effort_mode='implicit', which needs the inverse mass matrix from the physics backend; "
                     f"backend {backend!r} does not provide it ({exc}); use backend='mujoco' or "
                     "effort_mode='explicit'"

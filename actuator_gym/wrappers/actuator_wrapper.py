@@ -158,7 +158,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # -- validate everything first; the env's MjModel is written only at the end, so a refused
         #    construction leaves the env bit for bit as it was
         self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
-                        if self.collection.implicit_groups else None)
+                        if self.collection.engine_servo_groups else None)
         property_writes = self._plan_joint_properties()
         self._setup_action_space(action_scale, action_offset, env_acts)
 
@@ -226,9 +226,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                     f"ActuatorWrapper: group '{g}': joint_velocity_limit is not supported on MuJoCo "
                     "(no solver-side velocity limit); use actuator_velocity_limit"
                 )
-            if getattr(cfg, "joint_effort_limit", None) is not None and not self.collection[g].is_implicit:
+            if getattr(cfg, "joint_effort_limit", None) is not None and not self.collection[g].engine_servo:
                 raise ValueError(
-                    f"ActuatorWrapper: group '{g}': joint_effort_limit applies to implicit groups only; "
+                    f"ActuatorWrapper: group '{g}': joint_effort_limit applies to engine-servo (ImplicitActuatorCfg) groups only; "
                     "explicit groups are limited by actuator_effort_limit"
                 )
             for field, arr in (("armature", m.dof_armature), ("friction", m.dof_frictionloss)):
@@ -254,7 +254,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # defaults per channel
         eff_scale = np.ones(J)
         m = self._model
-        # the implicit groups' actuators become gear-1 servos without ctrl limits in effort mode
+        # the engine-servo groups' actuators become gear-1 servos without ctrl limits in effort mode
         # (configured after this check), so their scale stays 1
         servo = {self.backend.joints.names[i] for i in self._servos.cols} if self._servos else set()
         for a, name in env_acts:

@@ -26,7 +26,7 @@ class EngineServos:
     (after a reset re-drew them).
 
     Args:
-        collection: the wrapper's collection (its ``implicit_groups`` are the servo groups).
+        collection: the wrapper's collection (its ``engine_servo_groups`` are the servo groups).
         backend: the wrapper's :class:`~actuator_gym.backends.mujoco.MujocoBackend`.
         action_order: collection columns of the driven joints, in action order.
         position_mode: whether actions are joint-position targets (then the servo's ctrl is the
@@ -38,7 +38,7 @@ class EngineServos:
         self.model, self.data = backend.model, backend.data
         self.position_mode = position_mode
         self.groups = []  # (group, collection cols, actuator ids)
-        for g in collection.implicit_groups:
+        for g in collection.engine_servo_groups:
             ids = collection.joint_ids(g)
             try:
                 acts = backend.joint_actuators(ids)
