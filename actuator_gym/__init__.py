@@ -1,6 +1,6 @@
 """actuator-gym: realistic actuators between an RL policy and the physics."""
 
-from ._gl import choose_headless_gl as _choose_headless_gl
+from .headless_gl import choose_headless_gl as _choose_headless_gl
 
 _choose_headless_gl()  # before anything imports mujoco: headless render() without MUJOCO_GL
 

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from actuator_gym._gl import choose_headless_gl, headless_gl_problem
+from actuator_gym.headless_gl import choose_headless_gl, headless_gl_problem
 
 
 def _libs(*present):

@@ -113,7 +113,7 @@ class OffscreenRenderer:
             try:
                 self._renderer = mujoco.Renderer(model, height, width)
             except Exception as exc:  # no GL context
-                from .._gl import headless_gl_problem
+                from ..headless_gl import headless_gl_problem
 
                 why = headless_gl_problem() or f"MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}: {exc}"
                 raise RuntimeError(f"render: no OpenGL backend available ({why})") from exc
