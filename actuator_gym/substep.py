@@ -140,6 +140,7 @@ class StepTelemetry:
             self.rows = torch.zeros(shape, dtype=torch.float64, device=like.device)
         else:
             self.rows = np.zeros(shape)
+            self._block = np.zeros((5, *shape[1:]))  # computed, applied, power, mean power, energy
         self._row = [self.rows[k] for k in range(shape[0])]
         self.substeps = 0
 
@@ -155,24 +156,44 @@ class StepTelemetry:
             np.multiply(applied, qd, out=row)
         self.substeps += 1
 
-    def finish(self, computed: Any, applied: Any) -> dict[str, np.ndarray]:
-        """The effort keys of :data:`TELEMETRY` as fresh host arrays ``(num_envs, num_joints)`` for
-        the substeps recorded since :meth:`begin` (zero before the first substep); the consumer adds
-        ``joint_pos`` / ``joint_vel`` from its state after the step."""
+    def finish(self, computed: Any, applied: Any, cols: Any = None) -> dict[str, np.ndarray]:
+        """The effort keys of :data:`TELEMETRY` as fresh host arrays for the substeps recorded since
+        :meth:`begin` (zero before the first substep): ``(num_envs, num_joints)``, or one env's
+        joints ``cols = (env, joint_ids)`` (``(len(joint_ids),)`` arrays). The consumer adds ``joint_pos`` /
+        ``joint_vel`` from its state after the step."""
         s = self.substeps
-        rows = self.rows[:s]
-        if isinstance(rows, torch.Tensor):
-            power = rows[s - 1].cpu().numpy().copy() if s else np.zeros(tuple(rows.shape[1:]))
-            mean = rows.mean(dim=0).cpu().numpy() if s else np.zeros_like(power)
-            energy = rows.abs().sum(dim=0).cpu().numpy() * self.physics_dt
-            computed, applied = computed.cpu().numpy(), applied.cpu().numpy()
+        if isinstance(self.rows, torch.Tensor):
+            rows = self.rows[:s]
+            power = rows[s - 1] if s else torch.zeros_like(self.rows[0])
+            block = torch.stack([computed.double(), applied.double(), power,
+                                 rows.mean(dim=0) if s else torch.zeros_like(power),
+                                 rows.abs().sum(dim=0) * self.physics_dt]).cpu().numpy()
+        elif s:  # numpy: one gather of the rows, then reductions on the (small) selection
+            rows = self.rows if s == len(self.rows) else self.rows[:s]
+            if cols is None:
+                r, c, a = rows.copy(), np.array(computed), np.array(applied)
+            else:  # (env, joint ids): take() is the fast gather on these small arrays
+                e, j = cols
+                r, c, a = rows[:, e].take(j, axis=1), computed[e].take(j), applied[e].take(j)
+            power = r[s - 1].copy()
+            mean = np.add.reduce(r, axis=0)
+            mean *= 1.0 / s
+            energy = np.add.reduce(np.abs(r, out=r), axis=0)
+            energy *= self.physics_dt
+            return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
+                    "power": power, "mean_power": mean, "energy": energy}
         else:
-            power = rows[s - 1].copy() if s else np.zeros(rows.shape[1:])
-            mean = rows.mean(axis=0) if s else np.zeros_like(power)
-            energy = np.abs(rows).sum(axis=0) * self.physics_dt
-        computed, applied = np.array(computed), np.array(applied)  # fresh copies
-        return {"computed_effort": computed, "applied_effort": applied, "saturated": computed != applied,
-                "power": power, "mean_power": mean, "energy": energy}
+            block = self._block
+            block[0], block[1], block[2:] = computed, applied, 0.0
+        out = block[(slice(None), *cols)] if cols is not None else block.copy()  # fresh either way
+        kind = np.asarray(applied).dtype if not isinstance(applied, torch.Tensor) else None
+        c, a = out[0], out[1]
+        if kind is not None and kind != np.float64:  # float32 runtimes keep their dtype
+            c, a = c.astype(kind), a.astype(kind)
+        elif isinstance(applied, torch.Tensor) and applied.dtype != torch.float64:
+            c, a = c.astype(np.float32), a.astype(np.float32)
+        return {"computed_effort": c, "applied_effort": a, "saturated": out[0] != out[1],
+                "power": out[2], "mean_power": out[3], "energy": out[4]}
 
 
 class SubstepEngine:
@@ -222,11 +243,34 @@ class SubstepEngine:
         self.capture_physics = False
         """Whether the consumer replays its physics substep from a graph (device backends)."""
 
+        self._plain = (not self.participants and self.mass_ids is None and not self._capture
+                       and isinstance(self._applied, np.ndarray))
+        if self._plain:  # the common CPU case: the same steps, without the branches (hot path)
+            self.substep = self._plain_substep()
+
     def resize(self, num_substeps: int) -> None:
         """Change the substeps per control step (a wrapped env whose ``frame_skip`` changed)."""
         if int(num_substeps) != self.num_substeps:
             self.num_substeps = int(num_substeps)
             self.telemetry_rows = StepTelemetry(self._applied, num_substeps, self.dt)
+            if self._plain:
+                self.substep = self._plain_substep()
+
+    def _plain_substep(self) -> Callable[[int], None]:
+        """:meth:`substep` for explicit groups on numpy state, no participants: one closure over
+        bound methods (the order of operations is exactly :meth:`_actuators` + ``record``)."""
+        st, tel, dt = self.state, self.telemetry_rows, self.dt
+        joint_pos, joint_vel, set_effort = st.joint_pos, st.joint_vel, st.set_joint_effort
+        compute, effort, applied, rows, mul = self.collection.compute, self._effort, self._applied, tel.rows, np.multiply
+
+        def substep(k: int) -> None:
+            qd = joint_vel()
+            compute(joint_pos(), qd, dt)
+            set_effort(effort)
+            mul(applied, qd, out=rows[k])
+            tel.substeps += 1
+
+        return substep
 
     # -- one substep ---------------------------------------------------------------------------
     def _actuators(self) -> Any:
@@ -289,7 +333,7 @@ class SubstepEngine:
         """Substeps recorded since :meth:`begin` (the wrapper checks its env called the hook each time)."""
         return self.telemetry_rows.substeps
 
-    def telemetry(self) -> dict[str, np.ndarray]:
-        """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays; the
-        consumer adds ``joint_pos`` / ``joint_vel`` after the step)."""
-        return self.telemetry_rows.finish(self._computed, self._applied)
+    def telemetry(self, cols: Any = None) -> dict[str, np.ndarray]:
+        """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays, the
+        joint columns ``cols`` only when given; the consumer adds ``joint_pos`` / ``joint_vel``)."""
+        return self.telemetry_rows.finish(self._computed, self._applied, cols)

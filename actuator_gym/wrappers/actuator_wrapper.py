@@ -169,6 +169,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._tgt_eff = c.target_command.effort.numpy()
         self._ctrl = data.ctrl
         self._dt = float(self.backend.physics_dt)
+        self._tel_cols = (0, self._cols_idx)  # env 0, the driven joints in action order
         self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
                                     participants=[self._servos] if self._servos else [])
         """The substep engine (:mod:`actuator_gym.substep`) run at each of the env's substeps."""
@@ -367,7 +368,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """The engine's step telemetry (:data:`~actuator_gym.substep.TELEMETRY`) in action order,
         the engine servos' columns from MuJoCo's own actuator force."""
         cols = self._cols_idx
-        tel = {k: v[0, cols] for k, v in self.engine.telemetry().items()}
+        tel = self.engine.telemetry(self._tel_cols)
         if self._servos:
             self._servos.finish(tel, self._dt)
         be = self.backend  # the state after the step, as the env's observation sees it
