@@ -259,14 +259,13 @@ class SubstepEngine:
     def _plain_substep(self) -> Callable[[int], None]:
         """:meth:`substep` for explicit groups on numpy state, no participants: one closure over
         bound methods (the order of operations is exactly :meth:`_actuators` + ``record``)."""
-        st, tel, dt = self.state, self.telemetry_rows, self.dt
-        joint_pos, joint_vel, set_effort = st.joint_pos, st.joint_vel, st.set_joint_effort
-        compute, effort, applied, rows, mul = self.collection.compute, self._effort, self._applied, tel.rows, np.multiply
+        st, tel, dt, coll = self.state, self.telemetry_rows, self.dt, self.collection
+        effort, applied, rows, mul = self._effort, self._applied, tel.rows, np.multiply
 
-        def substep(k: int) -> None:
-            qd = joint_vel()
-            compute(joint_pos(), qd, dt)
-            set_effort(effort)
+        def substep(k: int) -> None:  # methods looked up per call: a spy or patch on the state still sees them
+            qd = st.joint_vel()
+            coll.compute(st.joint_pos(), qd, dt)
+            st.set_joint_effort(effort)
             mul(applied, qd, out=rows[k])
             tel.substeps += 1
 
