@@ -15,7 +15,7 @@ from gymnasium.vector import AutoresetMode
 from actuator_gym import DelayedPDActuatorCfg
 from actuator_gym.envs.task import BatchedTask, TaskEnv
 
-DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "tasks.md"
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
 
 
 def _doc_blocks() -> list[str]:
