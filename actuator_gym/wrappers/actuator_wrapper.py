@@ -363,9 +363,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._write_targets(a)
         engine = self.engine
         engine.resize(int(self._sim.frame_skip))
-        engine.begin()
-        if self._servos:
-            self._servos.begin()
+        engine.begin()  # and the participants' begin (engine servos)
         inner = a if self._pass_action else self._inner_zero
         obs, reward, terminated, truncated, info = self.env.step(inner)
         if engine.substeps_run != engine.num_substeps:
