@@ -338,3 +338,64 @@ def test_rotor_groups_participant_by_hand():
     with pytest.raises(ValueError, match="claimed by groups"):
         RotorGroups([ga, RotorGroup("gc", a_cfg, ["a"], CtrlWriter(ctrl, [0], [1.0]), num_envs=2, physics_dt=0.01,
                                     initial_rps=0.0)], 2, 0.01)
+
+
+# ---- a batched task with both kinds of group ------------------------------------------------------
+from actuator_gym import IdealPDActuatorCfg  # noqa: E402
+from actuator_gym.actuators import allocation_matrix  # noqa: E402
+from actuator_gym.envs.task import BatchedTask, TaskCfg  # noqa: E402
+
+
+class GimbalQuadTask(BatchedTask):
+    """The multirotor box with a camera arm panning on a vertical hinge: a joint group (the arm) and a rotor group."""
+
+    def rotor_group(self, name, cfg, seed):
+        m, be = self.model, self.backend
+        bid = m.body("frame").id
+        sites = [m.site(f"rotor_{i}").id for i in range(4)]
+        alloc = allocation_matrix(m.site_pos[sites] - m.body_ipos[bid], SPIN, cfg.torque_to_thrust_ratio)
+        writer = BodyWrenchWriter(lambda: be.field("xmat"), lambda: be.xfrc_applied, bid, alloc)
+        self.hover = float(m.body_subtreemass[bid]) * 9.81 / 4
+        return RotorGroup(name, cfg, [f"rotor_{i}" for i in range(4)], writer, num_envs=self.num_envs,
+                          physics_dt=self.physics_dt, initial_rps=math.sqrt(self.hover / KF), seed=seed)
+
+    def observe(self):
+        return np.concatenate([self.backend.qpos, self.backend.qvel], axis=1)
+
+    def reward(self):
+        return np.zeros(self.num_envs)
+
+
+def gimbal_xml():
+    arm = '<body name="arm" pos="0 0 -0.05"><joint name="tilt" type="hinge" axis="0 0 1"/>' \
+          '<geom type="capsule" fromto="0 0 0 0.05 0 0" size="0.005" mass="0.02"/></body>'
+    xml = quad_xml().replace("</body>\n  </worldbody>", arm + "</body>\n  </worldbody>")
+    return xml.split("<actuator>")[0] + "</mujoco>"  # the task's writer applies the thrust: no MJCF motors
+
+
+def test_batched_task_with_joint_and_rotor_groups():
+    cfg = TaskCfg(mjcf=gimbal_xml(), physics_dt=0.005, decimation=2, action_mode="position", action_joints=["tilt"],
+                  actuators={"arm": IdealPDActuatorCfg(joint_names_expr=["tilt"], stiffness=0.01, damping=0.001,
+                                                       actuator_effort_limit=1.0),
+                             "rotors": rotors_cfg(tau_inc_range=(0.04, 0.06))})
+    task = GimbalQuadTask(num_envs=3, cfg=cfg, seed=0)
+    assert task.collection is not None and task.rotors is not None and list(task.actuators) == ["arm", "rotors"]
+    assert task.num_actions == 5 and task.single_action_space.shape == (5,)
+    _, info = task.reset(seed=1)
+    params = info["actuator"]["parameters"]
+    assert params["arm"]["stiffness"].shape == (3, 1) and params["rotors"]["tau_inc"].shape == (3, 4)
+    z0 = task.backend.qpos[:, 2].copy()
+    a = np.zeros((3, 5))
+    a[:, 0] = 0.3  # arm target [rad]
+    a[:, 1:] = thrust_to_action(task.hover, RANGE)
+    for _ in range(50):
+        _, _, _, _, info = task.step(a)
+    act = info["actuator"]
+    assert act["applied_effort"].shape == (3, 1) and act["applied_thrust"].shape == (3, 4)
+    assert set(ROTOR_TELEMETRY) <= set(act) and {"joint_pos", "power", "energy"} <= set(act)
+    np.testing.assert_allclose(act["joint_pos"][:, 0], 0.3, atol=0.05)  # the arm went to its target
+    assert np.abs(task.backend.qpos[:, 2] - z0).max() < 0.05  # and the rotors carried the weight
+    with pytest.raises(ValueError, match=r"rotor_group\(name, cfg, seed\)"):
+        class NoHook(GimbalQuadTask):
+            rotor_group = BatchedTask.rotor_group
+        NoHook(num_envs=1, cfg=cfg)
