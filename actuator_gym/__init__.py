@@ -8,7 +8,8 @@ from . import randomization
 from .actuators import *  # noqa: F401,F403
 from .actuators import __all__ as _actuator_names
 from .collection import ActuatorCollection
+from .groups import ActuatorGroups
 from . import envs  # registers the Gymnasium ids (lazy: no MuJoCo import)
 
 __version__ = "0.1.0"
-__all__ = ["ActuatorCollection", "randomization", *_actuator_names]
+__all__ = ["ActuatorCollection", "ActuatorGroups", "randomization", *_actuator_names]

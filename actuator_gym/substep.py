@@ -8,7 +8,7 @@ operations for each of the ``S`` physics substeps of a control step::
     [M^-1, bias = state.mass_matrix_terms(ids)]              # only for effort_mode="implicit" groups
     collection.compute(q, qd, dt, ...)                        # every joint group: Delay -> Drive -> Clamps
     state.set_joint_effort(collection.output_command.effort)  # generalized forces on the joints' DOFs
-    [participants: rotor groups, engine servos write their commands]
+    [participants: rotor groups (thrust dynamics -> writer), engine servos write their commands]
     telemetry.record(k, applied, qd)
     advance the physics by one substep                        # the consumer's part
 
@@ -69,9 +69,15 @@ class JointState(Protocol):
 
 
 class SubstepParticipant(Protocol):
-    """Something besides the joint groups that acts at every substep (a rotor group, an engine
-    servo): called after the joint groups computed and wrote their efforts, before the physics
-    advances."""
+    """Something besides the joint groups that acts at every substep (rotor groups, engine
+    servos): ``substep(k)`` is called after the joint groups computed and wrote their efforts,
+    before the physics advances.
+
+    Optional members, used when present: ``begin()`` (the engine's :meth:`SubstepEngine.begin`
+    calls it: a control step starts), ``telemetry() -> {key: (num_envs, ...) array}`` (merged into
+    :meth:`SubstepEngine.telemetry`: the participant's ``info["actuator"]`` keys, e.g.
+    :data:`actuator_gym.rotors.ROTOR_TELEMETRY`) and ``resize(num_substeps)``.
+    """
 
     def substep(self, k: int) -> None: ...
 
@@ -156,6 +162,27 @@ class StepTelemetry:
             np.multiply(applied, qd, out=row)
         self.substeps += 1
 
+    def record_power(self, k: int, power: Any) -> None:
+        """Substep ``k``'s power row given directly [W] (rotor groups: their power model's output)."""
+        self._row[k][...] = power
+        self.substeps += 1
+
+    def reduce(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(power, mean_power, energy)`` as fresh host arrays for the substeps recorded since
+        :meth:`begin`: the last row [W], the mean row [W] and ``sum |row| * physics_dt`` [J]
+        (zeros before the first substep)."""
+        s = self.substeps
+        rows = self.rows[:s]
+        if isinstance(rows, torch.Tensor):
+            power = rows[s - 1].cpu().numpy().copy() if s else np.zeros(tuple(rows.shape[1:]))
+            mean = rows.mean(dim=0).cpu().numpy() if s else np.zeros_like(power)
+            energy = rows.abs().sum(dim=0).cpu().numpy() * self.physics_dt
+        else:
+            power = rows[s - 1].copy() if s else np.zeros(rows.shape[1:])
+            mean = rows.mean(axis=0) if s else np.zeros_like(power)
+            energy = np.abs(rows).sum(axis=0) * self.physics_dt
+        return power, mean, energy
+
     def finish(self, computed: Any, applied: Any, cols: Any = None) -> dict[str, np.ndarray]:
         """The effort keys of :data:`TELEMETRY` as fresh host arrays for the substeps recorded since
         :meth:`begin` (zero before the first substep): ``(num_envs, num_joints)``, or one env's
@@ -200,14 +227,15 @@ class SubstepEngine:
     """Runs an :class:`~actuator_gym.ActuatorCollection` (and its participants) at every substep.
 
     Args:
-        collection: the joint groups (``target_command`` already written for this control step).
-        state: a :class:`JointState` (a backend, or an adapter over one).
+        collection: the joint groups (``target_command`` already written for this control step), or
+            None for a model actuated by participants only (rotor groups: no joint telemetry).
+        state: a :class:`JointState` (a backend, or an adapter over one); unused without joint groups.
         physics_dt: the substep [s].
         num_substeps: substeps per control step (the telemetry's row count; :meth:`resize` changes it).
         participants: rotor groups, engine servos: :class:`SubstepParticipant` called after the
             joint groups at each substep.
         capture: ``"auto"`` replays the actuator part from a CUDA graph when the collection allows
-            it (:func:`graph_capturable`) and the state lives on a CUDA device;
+            it (``backends/_warp.py`` ``graph_capturable``) and the state lives on a CUDA device;
             ``False`` never captures (CPU always runs eagerly).
 
     ``substep(k)`` is the per-substep work (the wrapper installs it as the env's substep hook);
@@ -228,6 +256,18 @@ class SubstepEngine:
         self.collection, self.state = collection, state
         self.dt = float(physics_dt)
         self.participants = list(participants)
+        self._begins = [p.begin for p in self.participants if callable(getattr(p, "begin", None))]
+        self._tels = [p.telemetry for p in self.participants if callable(getattr(p, "telemetry", None))]
+        self._substeps = 0
+        self.num_substeps = int(num_substeps)
+        self.capture_physics = False
+        """Whether the consumer replays its physics substep from a graph (device backends)."""
+        self._graph = None
+        self.captured = False
+        if collection is None:  # participants only
+            self.mass_ids, self.telemetry_rows, self._capture = None, None, False
+            self.note = "no joint groups (nothing to capture)"
+            return
         self.mass_ids = np.arange(collection.num_joints) if collection.needs_mass_matrix else None
         self._applied, self._computed = collection.applied_effort, collection.computed_effort
         self._effort = collection.output_command.effort
@@ -235,14 +275,8 @@ class SubstepEngine:
             self._applied, self._computed = self._applied.numpy(), self._computed.numpy()
             self._effort = self._effort.numpy()
         self.telemetry_rows = StepTelemetry(self._applied, num_substeps, self.dt)
-        self.num_substeps = int(num_substeps)
         self._capture = capture if capture is not False and collection.device.type == "cuda" else False
-        self.captured = False
         self.note = "" if self._capture else "no capture (CPU device or capture=False)"
-        self._graph = None
-        self.capture_physics = False
-        """Whether the consumer replays its physics substep from a graph (device backends)."""
-
         self._plain = (not self.participants and self.mass_ids is None and not self._capture
                        and isinstance(self._applied, np.ndarray))
         if self._plain:  # the common CPU case: the same steps, without the branches (hot path)
@@ -252,14 +286,18 @@ class SubstepEngine:
         """Change the substeps per control step (a wrapped env whose ``frame_skip`` changed)."""
         if int(num_substeps) != self.num_substeps:
             self.num_substeps = int(num_substeps)
-            self.telemetry_rows = StepTelemetry(self._applied, num_substeps, self.dt)
-            if self._plain:
-                self.substep = self._plain_substep()
+            if self.collection is not None:
+                self.telemetry_rows = StepTelemetry(self._applied, num_substeps, self.dt)
+                if self._plain:
+                    self.substep = self._plain_substep()
+            for p in self.participants:
+                if callable(getattr(p, "resize", None)):
+                    p.resize(self.num_substeps)
 
     def _plain_substep(self) -> Callable[[int], None]:
-        """:meth:`substep` for explicit groups on numpy state, no participants: one closure over
-        bound methods (the order of operations is exactly :meth:`_actuators` + ``record``)."""
-        st, tel, dt, coll = self.state, self.telemetry_rows, self.dt, self.collection
+        """:meth:`substep` for explicit joint groups on numpy state and no participants: one closure
+        (the order of operations is exactly :meth:`_actuators` + ``record``)."""
+        st, tel, dt, coll, engine = self.state, self.telemetry_rows, self.dt, self.collection, self
         effort, applied, rows, mul = self._effort, self._applied, tel.rows, np.multiply
 
         def substep(k: int) -> None:  # methods looked up per call: a spy or patch on the state still sees them
@@ -268,6 +306,7 @@ class SubstepEngine:
             st.set_joint_effort(effort)
             mul(applied, qd, out=rows[k])
             tel.substeps += 1
+            engine._substeps += 1
 
         return substep
 
@@ -286,7 +325,9 @@ class SubstepEngine:
     def substep(self, k: int) -> None:
         """Substep ``k`` of the control step: state -> actuators -> efforts -> participants ->
         telemetry (the physics advances after it returns)."""
-        if self._graph is not None:
+        if self.collection is None:
+            qd = None
+        elif self._graph is not None:
             self._graph.replay()
             qd = self.state.qd  # the buffer the captured graph filled (TorchJointState)
         else:
@@ -295,7 +336,9 @@ class SubstepEngine:
                 self._try_capture()
         for p in self.participants:
             p.substep(k)
-        self.telemetry_rows.record(k, self._applied, qd)
+        if qd is not None:
+            self.telemetry_rows.record(k, self._applied, qd)
+        self._substeps += 1
 
     def _try_capture(self) -> None:
         """Record the actuator part as a CUDA graph (after the eager warm-up substep), or say why not."""
@@ -314,8 +357,12 @@ class SubstepEngine:
 
     # -- one control step ------------------------------------------------------------------------
     def begin(self) -> None:
-        """Start a control step (the telemetry counts its substeps from here)."""
-        self.telemetry_rows.begin()
+        """Start a control step (the telemetry counts its substeps from here; participants' ``begin``)."""
+        self._substeps = 0
+        if self.telemetry_rows is not None:
+            self.telemetry_rows.begin()
+        for begin in self._begins:
+            begin()
 
     def run(self, advance: Callable[[int], None], after: Callable[[int], None] | None = None) -> None:
         """The control step: :meth:`begin`, then for each substep ``k``: :meth:`substep`, ``advance(k)``
@@ -330,9 +377,14 @@ class SubstepEngine:
     @property
     def substeps_run(self) -> int:
         """Substeps recorded since :meth:`begin` (the wrapper checks its env called the hook each time)."""
-        return self.telemetry_rows.substeps
+        return self._substeps
 
     def telemetry(self, cols: Any = None) -> dict[str, np.ndarray]:
-        """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays, the
-        joint columns ``cols`` only when given; the consumer adds ``joint_pos`` / ``joint_vel``)."""
-        return self.telemetry_rows.finish(self._computed, self._applied, cols)
+        """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays, one
+        env's joints ``cols = (env, joint_ids)`` only when given; the consumer adds ``joint_pos`` /
+        ``joint_vel`` after the step; none without joint groups), plus the participants' keys
+        (rotor groups: :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
+        out = {} if self.collection is None else self.telemetry_rows.finish(self._computed, self._applied, cols)
+        for tel in self._tels:
+            out.update(tel())
+        return out

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from .._array import ops_for
+from .batch import BatchModel, as_env_ids
 from .._checks import (
     check_batch,
     check_bool,
@@ -57,16 +58,7 @@ from .part import Part
 __all__ = ["Actuator", "as_env_ids"]
 
 
-def as_env_ids(env_ids: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:
-    """Validate env ids (None, int, sequence, array or tensor; bool masks too) into a long tensor
-    (:func:`actuator_gym._checks.env_index`: floats and strings are a ``TypeError``, ids outside
-    ``[0, num_envs)`` a ``ValueError``)."""
-    if env_ids is None:
-        return None
-    return torch.from_numpy(env_index(env_ids, num_envs, "env_ids")).to(device)
-
-
-class Actuator:
+class Actuator(BatchModel):
     """A batch of actuators ``(num_envs, num_joints)`` composed from parts.
 
     Args:
@@ -321,23 +313,11 @@ class Actuator:
             names[key] = aliases[0] if len(aliases) == 1 else key
         return names
 
-    def parameters(self) -> dict[str, torch.Tensor]:
-        """All parameters' values in force ``(num_envs, num_joints)`` (copies), keyed by the config
-        field name where the model was built from a named config (``stiffness``), else the part's
-        parameter name (``kp``, ``delay_steps``)."""
-        return {shown: self._param_index[key][0][1].values.clone() for key, shown in self._display_names().items()}
-
-    def randomized_parameters(self) -> dict[str, torch.Tensor]:
-        """Only the parameters drawn from distributions (what changes from episode to episode)."""
-        return {
-            shown: self._param_index[key][0][1].values.clone()
-            for key, shown in self._display_names().items()
-            if self._param_index[key][0][1].randomized
-        }
-
-    def seed(self, seed: int) -> None:
-        """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""
-        self.generator.manual_seed(check_seed(seed, self.name, allow_none=False))
+    def _parameter_table(self) -> dict[str, Param]:
+        """Parameters keyed by the config field name where the model was built from a named config
+        (``stiffness``), else the part's parameter name (``kp``, ``delay_steps``); ``parameters()``
+        and ``randomized_parameters()`` (:class:`~.batch.BatchModel`) read it."""
+        return {shown: self._param_index[key][0][1] for key, shown in self._display_names().items()}
 
     # -- reset ------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
@@ -345,53 +325,15 @@ class Actuator:
 
         Other envs' state and parameters are untouched bit for bit.
         """
-        ids = as_env_ids(env_ids, self.num_envs, self.device)
-        if ids is not None and ids.numel() == 0:
+        ids, nothing = self._reset_ids(env_ids)
+        if nothing:
             return
         for part in self._parts:
-            changed = False
-            for p in part.params.values():
-                if p.randomized:
-                    p.resample(ids, self.generator)
-                    changed = True
-            if changed:
+            if self._resample(part.params.values(), ids):
                 part.refresh()
             part.reset(ids)
 
     # -- compute ----------------------------------------------------------------------------
-    def _input(self, x: Any, name: str, required: bool = True):
-        if x is None:
-            if required:
-                raise ValueError(f"{self.name}: {name} is required")
-            return self._zeros
-        if type(x) is np.ndarray and x.dtype == self._np_dtype and x.shape == self._shape and self.ops.name == "numpy":
-            return x  # the common case: no conversion
-        if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
-            if tuple(x.shape) != self._shape:
-                raise ValueError(
-                    f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {tuple(x.shape)}"
-                )
-            if x.device != self.device or x.dtype != self.dtype:
-                x = x.to(self.device, self.dtype)
-            return x.detach().numpy() if self.ops.name == "numpy" else x
-        arr = real_array(x, name, self.name, self._np_dtype)
-        if arr.shape != self._shape:
-            raise ValueError(
-                f"{self.name}: {name} must have shape {self._shape} (num_envs, num_joints), got {arr.shape}"
-            )
-        return arr if self.ops.name == "numpy" else torch.as_tensor(arr, device=self.device)
-
-    def _check(self, arrays: Sequence[tuple[str, Any]]) -> None:
-        for label, a in arrays:
-            t = torch.as_tensor(a)
-            bad = ~torch.isfinite(t)
-            if bool(bad.any()):
-                env, j = bad.nonzero()[0].tolist()
-                joint = f"'{self.joint_names[j]}'" if self.joint_names else str(j)
-                raise ValueError(
-                    f"{self.name}: {label}[env {env}, joint {joint}] is {t[env, j].item()} (non-finite)"
-                )
-
     def compute(
         self,
         joint_pos: Any,

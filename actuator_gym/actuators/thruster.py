@@ -55,7 +55,7 @@ from .._checks import (
     real_array,
 )
 from ..randomization import Distribution, Uniform
-from .actuator import as_env_ids
+from .batch import BatchModel
 from .params import FINITE, FINITE_POSITIVE, GAIN, BindContext, Param, UnknownParameterError, select_names
 
 __all__ = ["ThrusterCfg", "Thruster", "allocation_matrix", "body_wrench", "MIN_THRUST_CONST"]
@@ -190,7 +190,7 @@ def _scalar_clip(ops):
     return clip
 
 
-class Thruster:
+class Thruster(BatchModel):
     """A batch of rotors ``(num_envs, num_rotors)`` with first-order rotor-speed dynamics.
 
     Args:
@@ -214,6 +214,7 @@ class Thruster:
 
     PARAMETERS = ("thrust_const", "tau_inc", "tau_dec", "initial_rps")
     """The names :meth:`parameter` accepts (and :meth:`parameters` returns, in this order)."""
+    AXIS, ITEM, ITEM_NAMES = "num_rotors", "rotor", "rotor_names"  # how BatchModel's messages word columns
 
     def __init__(
         self,
@@ -260,8 +261,7 @@ class Thruster:
         self.check_finite = check_finite
         self.ops = ops_for(self.device, array_backend)
         self._clip = _scalar_clip(self.ops)
-        self.generator = torch.Generator(device="cpu")
-        self.generator.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
+        self.generator = self.new_generator(seed)
 
         ctx = BindContext(
             num_envs=self.num_envs,
@@ -288,6 +288,7 @@ class Thruster:
 
         n, r = self.num_envs, self.num_rotors
         self._shape = (n, r)
+        self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
 
         def buf():
             t = torch.zeros((n, r), dtype=dtype, device=self.device)
@@ -338,25 +339,17 @@ class Thruster:
             raise UnknownParameterError(f"{self.name}: unknown parameter {name!r}; known: {list(self.PARAMETERS)}")
         return self._params[name].values.clone()
 
-    def parameters(self) -> dict[str, torch.Tensor]:
-        """Every parameter's values in force (copies), keyed by :attr:`PARAMETERS`."""
-        return {k: self.parameter(k) for k in self.PARAMETERS}
-
-    def seed(self, seed: int) -> None:
-        """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""
-        self.generator.manual_seed(check_seed(seed, self.name, allow_none=False))
+    def _parameter_table(self) -> dict[str, Param]:
+        return self._params  # parameters() / randomized_parameters() / seed(): BatchModel (PARAMETERS order)
 
     # -- reset ------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
         """Re-draw ``k_f``, ``tau_inc``, ``tau_dec`` of ``env_ids`` (None = all) and set their thrust to
         ``k_f * initial_rps²``. Other envs' state and parameters are untouched bit for bit."""
-        ids = as_env_ids(env_ids, self.num_envs, self.device)
-        if ids is not None and ids.numel() == 0:
+        ids, nothing = self._reset_ids(env_ids)
+        if nothing:
             return
-        for key in ("thrust_const", "tau_inc", "tau_dec"):
-            p = self._params[key]
-            if p.randomized:
-                p.resample(ids, self.generator)
+        self._resample((self._params[k] for k in ("thrust_const", "tau_inc", "tau_dec")), ids)
         self._k_f_clamp()
         self._refresh()
         kf = self._params["thrust_const"].values
@@ -371,37 +364,18 @@ class Thruster:
             self.applied_thrust[ids] = t0.clamp(lo, hi)
 
     # -- compute ----------------------------------------------------------------------------
-    def _input(self, x: Any):
-        what = f"{self.name}: target_thrust"
-        if x is None:
-            raise ValueError(f"{what} is required")
-        if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
-            if tuple(x.shape) != self._shape:
-                raise ValueError(f"{what} must have shape {self._shape} (num_envs, num_rotors), got {tuple(x.shape)}")
-            x = x.detach()
-            if x.device != self.device or x.dtype != self.dtype:
-                x = x.to(self.device, self.dtype)
-            return x.numpy() if self.ops.name == "numpy" else x
-        arr = real_array(x, "target_thrust", self.name, np.float32 if self.dtype == torch.float32 else np.float64)
-        if arr.shape != self._shape:
-            raise ValueError(f"{what} must have shape {self._shape} (num_envs, num_rotors), got {arr.shape}")
-        return arr if self.ops.name == "numpy" else torch.as_tensor(arr, device=self.device)
-
-    def _check(self, label: str, a) -> None:
-        t = torch.as_tensor(a)
-        bad = ~torch.isfinite(t)
-        if bool(bad.any()):
-            env, j = bad.nonzero()[0].tolist()
-            raise ValueError(
-                f"{self.name}: {label}[env {env}, rotor '{self.rotor_names[j]}'] is {t[env, j].item()} (non-finite)"
-            )
-
     def compute(self, target_thrust: Any) -> torch.Tensor:
         """Advance the rotors by one step ``dt``; returns the applied thrust ``(num_envs, num_rotors)`` [N]
         (a fresh tensor). ``target_thrust`` [N]: desired thrust per rotor, clipped to ``thrust_range``."""
-        target = self._input(target_thrust)
+        self.compute_arrays(self._input(target_thrust, "target_thrust"))
+        return self.ops.to_torch(self.ops.copy(self._applied))
+
+    def compute_arrays(self, target: Any) -> None:
+        """:meth:`compute` without input conversion or output copy, for callers that hold a
+        ``(num_envs, num_rotors)`` array of the model's array library and dtype (rotor groups'
+        hot path); the results are left in :attr:`computed_thrust` / :attr:`applied_thrust`."""
         if self.check_finite:
-            self._check("target_thrust", target)
+            self._check([("target_thrust", target)])
         xp, clip = self.ops.xp, self._clip
         lo, hi = self.cfg.thrust_range
         rate = self.cfg.max_thrust_rate
@@ -451,8 +425,7 @@ class Thruster:
         xp.multiply(kf, w, out=T)
         clip(T, lo, hi, self._applied)
         if self.check_finite:
-            self._check("computed_thrust", T)
-        return self.ops.to_torch(self.ops.copy(self._applied))
+            self._check([("computed_thrust", T)])
 
     def __repr__(self) -> str:
         c = self.cfg

@@ -2,9 +2,9 @@
 
 The model is written here in Python (:func:`quadrotor_mjcf`): a 1.0 kg X-configuration airframe
 (arms 0.15 m from the centre to each rotor), a free joint, four rotor sites ``rotor_0..rotor_3``
-and a floor. Each propeller is a 5 g body on a passive, lightly damped hinge ``rotor_i_spin`` (no
-effort is ever applied to it; the hinges exist because the batched task layer is built around
-1-DOF joints, and they report zero effort in ``info["actuator"]``). Rotor layout, seen from above (x forward, y left), counter-clockwise from front-left::
+and a floor; each propeller is a 5 g disc fixed to the airframe. The model has no actuated joints:
+the rotors are a rotor group (``ThrusterCfg``, :mod:`actuator_gym.rotors`) of the task layer.
+Rotor layout, seen from above (x forward, y left), counter-clockwise from front-left::
 
     rotor_0 (+x, +y)  spin +1        rotor_3 (+x, -y)  spin -1
     rotor_1 (-x, +y)  spin -1        rotor_2 (-x, -y)  spin +1
@@ -22,22 +22,26 @@ Action: per-rotor thrust commands in ``[-1, 1]``, mapped linearly over the thrus
 ``hover_action`` is the action whose thrust carries the airframe's weight:
 ``2 * (m g / 4 - T_min) / (T_max - T_min) - 1`` (about -0.203 with the defaults).
 
-Every physics substep: the thruster advances its rotor dynamics toward ``T_cmd``; the thrusts go
-through the allocation matrix (built from the rotor sites' positions relative to the centre of
-mass, the spin directions and ``torque_to_thrust_ratio``) to a body-frame wrench, which is rotated
-into the world frame and written to ``xfrc_applied`` (applied at the centre of mass).
+Every physics substep the substep engine runs the rotor group: the thruster advances its rotor
+dynamics toward ``T_cmd``; its writer (:class:`~actuator_gym.rotors.BodyWrenchWriter`) sends the
+thrusts through the allocation matrix (built from the rotor sites' positions relative to the centre
+of mass, the spin directions and ``torque_to_thrust_ratio``) to a body-frame wrench, rotates it into
+the world frame and writes it to ``xfrc_applied`` (applied at the centre of mass).
 
 Observation (22 floats): goal minus position (world) [m] (3), body-to-world rotation matrix,
 row-major (9), linear velocity, world frame [m/s] (3), angular velocity, body frame [rad/s] (3),
 last action (4).
 
 Reward (per second, times ``dt_policy``): ``distance * (1 - tanh(|e| / distance_scale))`` +
-``upright * R_zz`` - ``ang_vel * |w|²`` - ``action_rate * |a - a_prev|²`` - ``power * P`` (per-step
-penalty for the total rotor power proxy), plus ``crash`` once on termination.
+``upright * R_zz`` - ``ang_vel * |w|²`` - ``action_rate * |a - a_prev|²`` - ``power * P`` (``P``:
+the total rotor power, mean over the step's substeps), plus ``crash`` once on termination.
 
-Power proxy (info ``["actuator"]["power"]``, W per rotor): ideal induced power from momentum theory,
-``P = T^1.5 / sqrt(2 rho A)`` with air density ``rho = 1.225 kg/m³`` and disc area
-``A = pi r²`` (``r = 0.0635 m``, a 5-inch propeller); about 22 W per rotor at hover.
+Rotor power (``info["actuator"]["rotor_power"]``, last substep, and ``["rotor_mean_power"]``, W per
+rotor): ideal induced power from momentum theory, ``P = T^1.5 / sqrt(2 rho A)`` with air density
+``rho = 1.225 kg/m³`` and disc area ``A = pi r²`` (``r = 0.0635 m``, a 5-inch propeller); about 22 W
+per rotor at hover. ``info["actuator"]`` holds the rotor keys of
+:data:`~actuator_gym.rotors.ROTOR_TELEMETRY` (``(num_envs, 4)``) and, after a reset,
+``["parameters"]["rotors"]``: ``thrust_const``, ``tau_inc``, ``tau_dec``, ``initial_rps`` in force.
 
 Termination: crash (base below ``min_altitude``, or tilted more than ``max_tilt``), or out of
 bounds (``|x|, |y| > bounds_xy`` or ``z > max_altitude``).
@@ -53,19 +57,18 @@ randomize ``k_f`` (the start is then only near hover).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
 
 from .._checks import check_bool, check_real, real_array
-from ..actuators.models import IdealPDActuatorCfg
-from ..actuators.thruster import ThrusterCfg, allocation_matrix, body_wrench
+from ..actuators.thruster import ThrusterCfg, allocation_matrix
+from ..rotors import AIR_DENSITY, BodyWrenchWriter, InducedPower, RotorGroup, induced_power
+from ..rotors import action_to_thrust, thrust_to_action  # noqa: F401  (re-exported: the task's action mapping)
 from .quadruped import quat_to_rotmat
-from .task import BatchedTask, TaskCfg, TaskEnv, resolve_cfg
+from .task import BatchedTask, TaskCfg, TaskEnv
 from .task_cfg import check_nested_cfg, check_real_fields
 
 __all__ = [
@@ -108,7 +111,7 @@ class QuadrotorGeometry:
     motor_mass: float = 0.045
     """[kg] per motor."""
     propeller_mass: float = 0.005
-    """[kg] per propeller (a body on a passive hinge about the rotor axis; it carries no effort)."""
+    """[kg] per propeller (a disc fixed to the airframe at the rotor)."""
     rotor_height: float = 0.025
     """Height of the rotor discs above the centre [m]."""
     propeller_radius: float = 0.0635
@@ -131,8 +134,8 @@ class QuadrotorGeometry:
 def quadrotor_mjcf(geometry: QuadrotorGeometry | None = None, timestep: float = 0.005) -> str:
     """MJCF of the airframe above a floor (a string for ``mujoco.MjModel.from_xml_string``).
 
-    The rotor discs are visual only (no mass, no collision); the airframe's box and motors collide
-    with the floor. The model has no MJCF actuators: thrust arrives as ``xfrc_applied``.
+    The rotor discs do not collide; the airframe's box and motors collide with the floor. The
+    model has no MJCF actuators and no joint besides the free joint: thrust arrives as ``xfrc_applied``.
     """
     g = geometry or QuadrotorGeometry()
     hx, hy, hz = (s / 2 for s in g.body_size)
@@ -145,11 +148,8 @@ def quadrotor_mjcf(geometry: QuadrotorGeometry | None = None, timestep: float = 
       <geom name="arm_{i}" type="capsule" fromto="0 0 0 {x:.9f} {y:.9f} 0" size="0.008" mass="{g.arm_mass}" material="frame"/>
       <geom name="motor_{i}" type="cylinder" pos="{x:.9f} {y:.9f} {z / 2:.9f}" size="0.014 {z / 2:.9f}" mass="{g.motor_mass}" material="motor"/>
       <site name="{ROTOR_NAMES[i]}" pos="{x:.9f} {y:.9f} {z:.9f}" size="0.01"/>
-      <body name="prop_{i}" pos="{x:.9f} {y:.9f} {z:.9f}">
-        <joint name="{ROTOR_NAMES[i]}_spin" type="hinge" axis="0 0 1" damping="1e-4" limited="false"/>
-        <geom name="prop_{i}" type="cylinder" size="{g.propeller_radius} 0.002" mass="{g.propeller_mass}"
-              contype="0" conaffinity="0" rgba="{spin_rgba}"/>
-      </body>"""
+      <geom name="prop_{i}" type="cylinder" pos="{x:.9f} {y:.9f} {z:.9f}" size="{g.propeller_radius} 0.002"
+            mass="{g.propeller_mass}" contype="0" conaffinity="0" rgba="{spin_rgba}"/>"""
         )
     return f"""<mujoco model="actuator_gym_quadrotor">
   <compiler angle="radian" autolimits="true"/>
@@ -184,27 +184,10 @@ def quadrotor_mjcf(geometry: QuadrotorGeometry | None = None, timestep: float = 
 # ---------------------------------------------------------------------------------------------
 # pure vectorized functions (numpy, batch-first)
 # ---------------------------------------------------------------------------------------------
-def action_to_thrust(action, thrust_range) -> np.ndarray:
-    """Thrust command [N] from actions in [-1, 1]: ``T_min + (a + 1) / 2 * (T_max - T_min)`` (clipped)."""
-    lo, hi = (float(v) for v in thrust_range)
-    a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
-    return lo + (a + 1.0) * 0.5 * (hi - lo)
-
-
-def thrust_to_action(thrust, thrust_range) -> np.ndarray:
-    """Inverse of :func:`action_to_thrust` (not clipped): ``2 (T - T_min) / (T_max - T_min) - 1``."""
-    lo, hi = (float(v) for v in thrust_range)
-    return 2.0 * (np.asarray(thrust, dtype=np.float64) - lo) / (hi - lo) - 1.0
-
-
-AIR_DENSITY = 1.225
-"""[kg/m³] at sea level."""
-
-
 def rotor_power(thrust, propeller_radius: float) -> np.ndarray:
-    """Ideal induced power per rotor [W]: ``max(T, 0)^1.5 / sqrt(2 rho pi r²)`` (momentum theory)."""
-    area = math.pi * propeller_radius**2
-    return np.maximum(np.asarray(thrust, dtype=np.float64), 0.0) ** 1.5 / math.sqrt(2.0 * AIR_DENSITY * area)
+    """Ideal induced power per rotor [W]: ``max(T, 0)^1.5 / sqrt(2 rho pi r²)`` (momentum theory;
+    :func:`actuator_gym.rotors.induced_power` at sea-level air density)."""
+    return induced_power(thrust, propeller_radius, AIR_DENSITY)
 
 
 def sample_goal(rng: np.random.Generator, n: int, low, high) -> np.ndarray:
@@ -291,27 +274,19 @@ def quadrotor_thruster_cfg(**overrides: Any) -> ThrusterCfg:
     return ThrusterCfg(**kw)
 
 
-def _passive_props() -> dict[str, Any]:
-    # the propeller hinges: an actuator group that never applies effort (the task layer needs one)
-    return {"props": IdealPDActuatorCfg(joint_names_expr=[r"rotor_\d+_spin"], actuator_effort_limit=0.0)}
-
-
 @dataclass(kw_only=True)
 class QuadrotorCfg(TaskCfg):
     """Quadrotor goal reaching. Fields of :class:`~actuator_gym.envs.task.TaskCfg` plus the ones below.
 
     ``actuators`` takes a :class:`~actuator_gym.actuators.thruster.ThrusterCfg`, or
-    ``{group: ThrusterCfg}`` with one group, matching the four rotor sites.
+    ``{group: ThrusterCfg}`` with one group, matching the four rotor sites (the task's one rotor
+    group; actions: one per rotor in ``[-1, 1]``, the task layer's rotor mapping).
     """
 
     physics_dt: float = 0.005
     decimation: int = 2
     episode_length_s: float = 10.0
     actuators: Any = field(default_factory=lambda: {"rotors": quadrotor_thruster_cfg()})
-    action_mode: str = "effort"
-    action_joints: list[str] = field(default_factory=lambda: [r"rotor_\d+_spin"])
-    action_bounds: tuple[float, float] | None = (-1.0, 1.0)
-    """Normalized thrust commands (mapping in the module docstring)."""
     geometry: QuadrotorGeometry = field(default_factory=QuadrotorGeometry)
     """Dimensions and masses of the generated airframe."""
     goal_low: tuple[float, float, float] = (-1.0, -1.0, 0.5)
@@ -345,6 +320,7 @@ class QuadrotorCfg(TaskCfg):
     def validate(self) -> None:
         super().validate()
         name = type(self).__name__
+        _thruster_of(self.actuators)
         check_nested_cfg(self.geometry, QuadrotorGeometry, name, "geometry")
         check_nested_cfg(self.reward_cfg, QuadrotorRewardCfg, name, "reward_cfg")
         check_real(self.reward_cfg.distance_scale, "reward_cfg.distance_scale", name, low=0.0, low_open=True)
@@ -380,81 +356,71 @@ def _thruster_of(actuators: Any) -> ThrusterCfg:
 class QuadrotorTask(BatchedTask):
     """Batched quadrotor goal reaching (see the module docstring).
 
-    Attributes: ``thruster`` (the :class:`~actuator_gym.actuators.thruster.Thruster`),
-    ``allocation`` ``(6, 4)``, ``hover_thrust`` [N per rotor], ``hover_action`` ``(num_envs, 4)``,
-    ``goals`` ``(num_envs, 3)`` [m].
+    Attributes: ``thruster`` (the rotor group's :class:`~actuator_gym.actuators.thruster.Thruster`),
+    ``rotors`` (:class:`~actuator_gym.rotors.RotorGroups`: ``target_thrust``, ...), ``allocation``
+    ``(6, 4)``, ``hover_thrust`` [N per rotor], ``hover_action`` ``(num_envs, 4)``, ``goals``
+    ``(num_envs, 3)`` [m].
 
-    The rotors are not joints: this class replaces the task layer's per-substep joint loop (the
-    ``run_substeps`` hook) with thruster -> allocation -> ``xfrc_applied``, and adds the thruster
-    telemetry to ``info["actuator"]`` (``actuator_telemetry``): ``target_thrust``, ``computed_thrust``,
-    ``applied_thrust`` (last substep) and ``rotor_power`` (mean over the substeps), each
-    ``(num_envs, 4)`` [N or W].
+    The rotors are the task's one rotor group: :meth:`rotor_group` gives the task layer its thruster
+    and writer (allocation -> body wrench -> ``xfrc_applied``); the substep engine runs it at every
+    substep and reports its telemetry (:data:`~actuator_gym.rotors.ROTOR_TELEMETRY`).
     """
 
     cfg_cls = QuadrotorCfg
 
-    def __init__(self, num_envs: int = 1, *, cfg: QuadrotorCfg | None = None, render_mode=None,
-                 autoreset_mode=AutoresetMode.NEXT_STEP, seed: int | None = None, backend: str = "mujoco",
-                 device: str = "cpu", **overrides: Any):
-        user_cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
-        self._thruster_cfg = _thruster_of(user_cfg.actuators)
-        self._thruster_seed = None if seed is None else _derive_seed(seed)
-        inner = dataclasses.replace(user_cfg, actuators=_passive_props())
-        super().__init__(num_envs, cfg=inner, render_mode=render_mode, autoreset_mode=autoreset_mode, seed=seed,
-                         backend=backend, device=device)
-        self.cfg = user_cfg
+    def rotor_group(self, name: str, cfg: ThrusterCfg, seed: int | None) -> RotorGroup:
+        import mujoco
+
+        m, be = self.model, self.backend
+        self._bid = bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "airframe")
+        if bid < 0:
+            raise ValueError("QuadrotorTask: the model has no body named 'airframe'")
+        sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, r) for r in ROTOR_NAMES]
+        if min(sites) < 0:
+            raise ValueError(f"QuadrotorTask: the model needs sites {list(ROTOR_NAMES)}")
+        rotors = cfg.select_rotors(ROTOR_NAMES)
+        if list(rotors) != list(ROTOR_NAMES):
+            raise ValueError(f"QuadrotorTask: the ThrusterCfg must drive all rotors {list(ROTOR_NAMES)}, it matches {rotors}")
+        self.mass = float(m.body_subtreemass[bid])
+        self.hover_thrust = self.mass * float(-m.opt.gravity[2]) / len(ROTOR_NAMES)
+        lo, hi = cfg.thrust_range
+        if not lo < self.hover_thrust < hi:
+            raise ValueError(
+                f"QuadrotorTask: the hover thrust {self.hover_thrust:.4f} N per rotor lies outside thrust_range {cfg.thrust_range}"
+            )
+        self.hover_rps = math.sqrt(self.hover_thrust / (0.5 * sum(cfg.thrust_const_range)))
+        # rotor positions relative to the centre of mass, in the body frame
+        self.allocation = allocation_matrix(m.site_pos[sites] - m.body_ipos[bid], SPIN_DIRECTIONS, cfg.torque_to_thrust_ratio)
+        writer = BodyWrenchWriter(lambda: be.field("xmat"), lambda: be.xfrc_applied, bid, self.allocation)
+        self._rotor_group_name = name
+        return RotorGroup(name, cfg, ROTOR_NAMES, writer, num_envs=self.num_envs, physics_dt=self.physics_dt,
+                          initial_rps=self.hover_rps, seed=seed, power=InducedPower(self.cfg.geometry.propeller_radius))
+
+    @property
+    def thruster(self):
+        """The rotor group's :class:`~actuator_gym.actuators.thruster.Thruster`."""
+        return self.rotors[self._rotor_group_name]
 
     def setup(self) -> None:
         import mujoco
 
         n, m = self.num_envs, self.model
-        self._bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "airframe")
-        if self._bid < 0:
-            raise ValueError("QuadrotorTask: the model has no body named 'airframe'")
-        sites = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, r) for r in ROTOR_NAMES]
-        if min(sites) < 0:
-            raise ValueError(f"QuadrotorTask: the model needs sites {list(ROTOR_NAMES)}")
-        tc = self._thruster_cfg
-        rotors = tc.select_rotors(ROTOR_NAMES)
-        if list(rotors) != list(ROTOR_NAMES):
-            raise ValueError(f"QuadrotorTask: the ThrusterCfg must drive all rotors {list(ROTOR_NAMES)}, it matches {rotors}")
-        self.mass = float(m.body_subtreemass[self._bid])
-        self.hover_thrust = self.mass * float(-m.opt.gravity[2]) / len(ROTOR_NAMES)
-        lo, hi = tc.thrust_range
-        if not lo < self.hover_thrust < hi:
-            raise ValueError(
-                f"QuadrotorTask: the hover thrust {self.hover_thrust:.4f} N per rotor lies outside thrust_range {tc.thrust_range}"
-            )
-        self.hover_rps = math.sqrt(self.hover_thrust / (0.5 * sum(tc.thrust_const_range)))
-        self.thruster = tc.build(rotor_names=ROTOR_NAMES, num_envs=n, seed=self._thruster_seed,
-                                 initial_rps=self.hover_rps, dt=self.physics_dt)
-        # rotor positions relative to the centre of mass, in the body frame
-        positions = m.site_pos[sites] - m.body_ipos[self._bid]
-        self.allocation = allocation_matrix(positions, SPIN_DIRECTIONS, tc.torque_to_thrust_ratio)
+        tc = self.rotors.group(self._rotor_group_name).cfg
         self.hover_action = np.tile(thrust_to_action(self.hover_thrust, tc.thrust_range), (n, len(ROTOR_NAMES))).astype(np.float32)
         self.goals = np.zeros((n, 3))
         self.last_actions = np.zeros((n, len(ROTOR_NAMES)))
         self._terminated = np.zeros(n, dtype=bool)
         self.reward_terms: dict[str, np.ndarray] = {}
-        self.target_thrust = np.zeros((n, len(ROTOR_NAMES)), np.float32)
-        self.rotor_power = np.zeros((n, len(ROTOR_NAMES)))
         self._goal_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "goal")
         self._site_pos = self.backend.model_field("site_pos") if self._goal_site >= 0 else None
 
-    def _reseed(self, seed: int) -> None:
-        super()._reseed(seed)
-        self.thruster.seed(_derive_seed(seed))
-
     def sample_reset(self, env_ids, rng):
         k, cfg = len(env_ids), self.cfg
-        self.thruster.reset(env_ids)
         self.goals[env_ids] = sample_goal(rng, k, cfg.goal_low, cfg.goal_high)
         if self._site_pos is not None:
             self._site_pos[env_ids, self._goal_site] = self.goals[env_ids]
         self.last_actions[env_ids] = 0.0
         self._terminated[env_ids] = False
-        self.target_thrust[env_ids] = self.hover_thrust
-        self.rotor_power[env_ids] = rotor_power(self.thruster.applied_thrust.numpy()[env_ids], cfg.geometry.propeller_radius)
         qpos = np.tile(self.model.qpos0, (k, 1))
         qpos[:, 0:3] = (0.0, 0.0, cfg.geometry.init_height)
         qpos[:, 0:3] += rng.uniform(-cfg.init_pos_noise, cfg.init_pos_noise, (k, 3))
@@ -462,32 +428,6 @@ class QuadrotorTask(BatchedTask):
         yaw = rng.uniform(-math.pi, math.pi, k) if cfg.random_yaw else np.zeros(k)
         qpos[:, 3:7] = _quat_from_euler(roll, pitch, yaw)
         return {"qpos": qpos, "qvel": np.zeros((k, self.model.nv))}
-
-    # -- the rotor loop (replaces the joint loop of the task layer) ------------------------------
-    def run_substeps(self) -> None:
-        be, n, bid = self.backend, self.num_envs, self._bid
-        self.target_thrust[:] = action_to_thrust(self.actions, self._thruster_cfg.thrust_range)
-        xmat, xfrc = be.field("xmat"), be.xfrc_applied
-        radius = self.cfg.geometry.propeller_radius
-        self.rotor_power[:] = 0.0
-        for k in range(self.decimation):
-            thrust = self.thruster.compute(target_thrust=self.target_thrust)
-            wrench = body_wrench(self.allocation, thrust).numpy().astype(np.float64)  # (n, 6) body frame
-            rot = xmat[:, bid].reshape(n, 3, 3)
-            xfrc[:, bid, 0:3] = np.einsum("nij,nj->ni", rot, wrench[:, 0:3])
-            xfrc[:, bid, 3:6] = np.einsum("nij,nj->ni", rot, wrench[:, 3:6])
-            be.step()
-            self.rotor_power += rotor_power(thrust.numpy(), radius)
-            self.notify_substep(k)
-        self.rotor_power /= self.decimation
-
-    def actuator_telemetry(self) -> dict[str, np.ndarray]:
-        return {
-            "target_thrust": self.target_thrust,
-            "computed_thrust": self.thruster.computed_thrust.numpy(),
-            "applied_thrust": self.thruster.applied_thrust.numpy(),
-            "rotor_power": self.rotor_power,
-        }
 
     # -- task functions --------------------------------------------------------------------------
     def _base(self):
@@ -504,7 +444,7 @@ class QuadrotorTask(BatchedTask):
         self._terminated = quadrotor_termination(pos, quat, cfg.min_altitude, cfg.max_altitude, cfg.bounds_xy, cfg.max_tilt)
         rew, self.reward_terms = quadrotor_reward(
             cfg.reward_cfg, self.dt, pos, quat, w, self.goals, self.actions, self.last_actions,
-            self.rotor_power.sum(axis=1), self._terminated,
+            self.telemetry["rotor_mean_power"].sum(axis=1), self._terminated,
         )
         self.last_actions = self.actions.copy()
         return rew
@@ -514,10 +454,6 @@ class QuadrotorTask(BatchedTask):
 
     def extra_info(self) -> dict[str, np.ndarray]:
         return {"goal": self.goals.copy(), "distance": np.linalg.norm(self.goals - self.backend.qpos[:, 0:3], axis=1)}
-
-
-def _derive_seed(seed: int) -> int:
-    return int(np.random.SeedSequence([int(seed) & (2**63 - 1), 0x7407]).generate_state(1)[0])
 
 
 def _quat_from_euler(roll, pitch, yaw) -> np.ndarray:

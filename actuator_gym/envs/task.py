@@ -16,11 +16,19 @@ rng) -> dict | None``             seeded ``np.random.Generator``) for the ``len(
 ``terminated(self) -> (num_envs,)``  optional (default: never); bool.
 ``extra_info(self) -> dict``      optional; ``{key: (num_envs, ...) array}`` added to ``info``.
 ``actuator_telemetry(self)``       optional; ``{key: (num_envs, ...) array}`` added to
-                                  ``info["actuator"]`` (e.g. rotor thrusts).
-``run_substeps(self)``             optional; the substep loop. The default runs the joint actuators;
-                                  tasks actuated otherwise (rotors) override it and call
-                                  ``self.notify_substep(k)`` after every substep.
+                                  ``info["actuator"]``.
+``rotor_group(self, name, cfg,     required when ``cfg.actuators`` has rotor groups (``ThrusterCfg``):
+seed) -> RotorGroup``              the group over the model's rotors with the writer that delivers
+                                  its thrust (:mod:`actuator_gym.rotors`); called before ``setup``.
 ================================  =================================================================
+
+Actuator groups (``cfg.actuators``) are joint groups (actuator configs over the model's 1-DOF
+joints: ``self.collection``, an ``ActuatorCollection``) and rotor groups (``ThrusterCfg``:
+``self.rotors``, :class:`~actuator_gym.rotors.RotorGroups`); a task may have either kind or both
+(``self.collection`` / ``self.rotors`` is None for a kind it lacks). ``self.actuators``
+(:class:`~actuator_gym.groups.ActuatorGroups`) resets, seeds and reports both. Actions are the joint
+actions (below) followed by one action per rotor in ``[-1, 1]``, mapped onto the group's
+``thrust_range`` (:func:`~actuator_gym.rotors.action_to_thrust`).
 
 Inside the methods, read the state from ``self.backend`` (a
 :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`: ``qpos``, ``qvel``,
@@ -53,14 +61,12 @@ changes nothing of env ``j != i``, bit for bit.
 
 ``info`` is in Gymnasium's vector format (``(num_envs, ...)`` arrays plus boolean ``_key`` masks):
 
-* ``info["actuator"]`` after ``step``: ``computed_effort``, ``applied_effort`` (last substep,
-  ``(num_envs, num_joints)`` [N·m or N]), ``joint_pos``, ``joint_vel`` (after the step),
-  ``power`` (mean of ``applied_effort * joint_vel`` over the substeps [W]), ``energy``
-  (``sum |applied_effort * joint_vel| * physics_dt`` over the control step [J]), ``saturated``
-  (bool: a clamp changed the effort in some substep); joints are the model's 1-DOF joints
-  (``task.joint_names``).
-* ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints)`` for envs reset in
-  this call (mask ``info["actuator"]["_parameters"]``): the actuator parameters in force.
+* ``info["actuator"]`` after ``step``: joint groups' keys (:data:`~actuator_gym.substep.TELEMETRY`,
+  ``(num_envs, num_joints)`` over ``task.joint_names``) and ``joint_pos`` / ``joint_vel`` (after the
+  step); rotor groups' keys (:data:`~actuator_gym.rotors.ROTOR_TELEMETRY`, ``(num_envs, num_rotors)``
+  over ``task.rotors.rotor_names``).
+* ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints or rotors)`` for envs
+  reset in this call (mask ``info["actuator"]["_parameters"]``): the parameters in force.
 * ``info["randomization"][label]`` ``(num_envs, k)``: model-field values drawn at reset.
 
 Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
@@ -94,8 +100,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from .._checks import check_interval, check_num_envs, check_seed, real_array
 from ..actions import per_element, position_bounds
 from ..collection import ActuatorCollection
+from ..groups import ActuatorGroups, split_groups
+from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..substep import SubstepEngine, TorchJointState
-from .vector_info import masked_info
+from .task_info import masked_info, vector_info
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -193,17 +201,25 @@ class BatchedTask(VectorEnv):
         self.device = self.backend.device
         self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
-        if not self.joint_names:
+        joint_cfgs, rotor_cfgs = split_groups(cfg.actuators)
+        if joint_cfgs and not self.joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
-        self.collection = ActuatorCollection(
-            cfg.actuators, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed
+        self.collection = None if not joint_cfgs else ActuatorCollection(
+            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed
         )
-        if self.collection.engine_servo_groups:
+        """The joint groups (None: the task has only rotor groups)."""
+        self.rotors = None if not rotor_cfgs else RotorGroups(
+            [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seed, len(rotor_cfgs)))],
+            self.decimation, self.physics_dt)
+        """The rotor groups (None: the task has only joint groups)."""
+        self.actuators = ActuatorGroups(self.collection, self.rotors)
+        """Every actuator group, both kinds: one ``reset`` / ``seed`` / ``parameters``."""
+        if self.collection is not None and self.collection.engine_servo_groups:
             raise ValueError(
                 f"{type(self).__name__}: groups {self.collection.engine_servo_groups} are engine servos (ImplicitActuatorCfg, solver-side); "
                 "the batched task applies explicit efforts only"
             )
-        if self.collection.needs_mass_matrix:  # Stable-PD groups: the backend must give M^-1 and bias
+        if self.collection is not None and self.collection.needs_mass_matrix:  # Stable-PD: M^-1 and bias
             try:
                 self.backend.mass_matrix_terms(np.arange(len(self.joint_names)))
             except NotImplementedError as exc:
@@ -217,18 +233,16 @@ class BatchedTask(VectorEnv):
         self._field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 
         n = self.num_envs
-        self._cmd_t = {
-            "position": self.collection.target_command.position,
-            "velocity": self.collection.target_command.velocity,
-            "effort": self.collection.target_command.effort,
-        }[cfg.action_mode]
-        self._cmd = self._cmd_t.cpu().numpy() if self._on_device else self._cmd_t.numpy()
+        if self.collection is not None:
+            self._cmd_t = getattr(self.collection.target_command, cfg.action_mode)
+            self._cmd = self._cmd_t.cpu().numpy() if self._on_device else self._cmd_t.numpy()
         self.actions = np.zeros((n, self.num_actions))
         self.episode_step = np.zeros(n, dtype=np.int64)
         self.engine = self._make_engine()
         """The substep engine running the actuators every substep (:mod:`actuator_gym.substep`)."""
         self.telemetry = {k: np.zeros_like(v) for k, v in self.engine.telemetry().items()}
-        """The last control step's effort telemetry (:data:`~actuator_gym.substep.TELEMETRY`), ``(num_envs, num_joints)``."""
+        """The last control step's telemetry (joints: :data:`~actuator_gym.substep.TELEMETRY`; rotors:
+        :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset = np.zeros(n, dtype=bool)
         self.rng = np.random.default_rng(seed)
@@ -279,7 +293,18 @@ class BatchedTask(VectorEnv):
     # -- public API ---------------------------------------------------------------------------
     @property
     def num_actions(self) -> int:
-        return len(self.action_joint_ids)
+        """Joint actions, then one per rotor."""
+        return len(self.action_joint_ids) + (self.rotors.num_rotors if self.rotors is not None else 0)
+
+    def rotor_group(self, name: str, cfg: Any, seed: int | None) -> RotorGroup:
+        """The :class:`~actuator_gym.rotors.RotorGroup` of rotor group ``name`` (a ``ThrusterCfg``;
+        ``seed``: its generator's) over this task's model: which rotors, the writer that delivers
+        their thrust, the initial rotor speed. Tasks with rotor groups define it."""
+        raise ValueError(
+            f"{type(self).__name__}: actuator group {name!r} is a rotor group (ThrusterCfg); the task must define "
+            "rotor_group(name, cfg, seed) returning an actuator_gym.rotors.RotorGroup (which rotors, and the writer "
+            "that delivers their thrust to the physics)"
+        )
 
     def add_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
         """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step."""
@@ -332,11 +357,11 @@ class BatchedTask(VectorEnv):
         return obs, info
 
     def _reseed(self, seed: int) -> None:
-        """Re-seed every generator of the task from ``seed`` (validated); tasks with generators of
-        their own (the quadrotor's thruster) extend it."""
+        """Re-seed every generator of the task (and of every actuator group) from ``seed`` (validated);
+        tasks with generators of their own extend it."""
         self.rng = np.random.default_rng(seed)
         self._gen.manual_seed(int(self.rng.integers(2**62)))
-        self.collection.seed(seed)
+        self.actuators.seed(seed)
         self._np_random, self._np_random_seed = self.rng, seed
 
     def _check_open(self, what: str) -> None:
@@ -351,9 +376,13 @@ class BatchedTask(VectorEnv):
         if self.cfg.clip_actions:
             a = np.clip(a, self._act_low, self._act_high)
         self.actions = a
-        self._cmd[:, self.action_joint_ids] = self._offset + self._scale * a
-        if self._on_device:
-            self._cmd_t.copy_(torch.from_numpy(self._cmd))
+        nj = len(self.action_joint_ids)
+        if self.collection is not None:
+            self._cmd[:, self.action_joint_ids] = self._offset + self._scale * a[:, :nj]
+            if self._on_device:
+                self._cmd_t.copy_(torch.from_numpy(self._cmd))
+        if self.rotors is not None:
+            self.rotors.set_actions(a[:, nj:])
         self.run_substeps()
         self.episode_step += 1
 
@@ -402,11 +431,27 @@ class BatchedTask(VectorEnv):
         self.backend.close()
 
     def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
-        """``{group: {parameter: (num_envs, group joints)}}`` in force."""
-        return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.collection.parameters().items()}
+        """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force, both kinds of group."""
+        return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.actuators.parameters().items()}
 
     # -- internals ----------------------------------------------------------------------------
     def _setup_actions(self) -> None:
+        """Joint actions (``cfg.action_joints``), then the rotors' (``[-1, 1]`` each)."""
+        if self.collection is not None:
+            self._setup_joint_actions()
+        else:
+            self.action_joint_ids = np.zeros(0, dtype=np.int64)
+            self._scale = self._offset = np.zeros(0)
+            self._act_low = self._act_high = np.zeros(0, np.float32)
+        names = [self.joint_names[i] for i in self.action_joint_ids]
+        if self.rotors is not None:
+            r = self.rotors.num_rotors
+            self._act_low = np.concatenate([self._act_low, -np.ones(r, np.float32)])
+            self._act_high = np.concatenate([self._act_high, np.ones(r, np.float32)])
+            names += [f"rotor '{n}'" for n in self.rotors.rotor_names]
+        self._action_names = names
+
+    def _setup_joint_actions(self) -> None:
         from ..actuators.params import match_names
 
         cfg = self.cfg
@@ -459,29 +504,31 @@ class BatchedTask(VectorEnv):
         bad = ~np.isfinite(a)
         if bad.any():
             e, j = np.argwhere(bad)[0]
+            what = self._action_names[j]
+            what = what if what.startswith("rotor") else f"joint '{what}'"
             raise ValueError(
-                f"{type(self).__name__}.step: actions[{e}, {j}] (joint "
-                f"'{self.joint_names[self.action_joint_ids[j]]}') is {a[e, j]} (non-finite); nothing was stepped"
+                f"{type(self).__name__}.step: actions[{e}, {j}] ({what}) is {a[e, j]} (non-finite); nothing was stepped"
             )
         return a
 
     def run_substeps(self) -> None:
         """One control step's physics: ``decimation`` substeps of actuators + physics, run by the
-        substep engine (:class:`~actuator_gym.substep.SubstepEngine`: the wrapper's, too), then the
-        step's telemetry into ``self.telemetry`` (keys: :data:`~actuator_gym.substep.TELEMETRY`).
+        substep engine (:class:`~actuator_gym.substep.SubstepEngine`: the wrapper's, too; the rotor
+        groups are its participant), then the step's telemetry into ``self.telemetry``.
 
-        Targets are already written into ``collection.target_command``. Tasks with other actuators
-        (rotor groups) add them as engine participants; an override must still call
-        :meth:`notify_substep` after every substep so substep callbacks keep working.
+        Targets are already written (``collection.target_command``, ``rotors.target_thrust``). An
+        override must still call :meth:`notify_substep` after every substep so substep callbacks
+        keep working.
         """
         engine, be = self.engine, self.backend
         last = self.decimation - 1
+        # the pass that makes the derived fields current after every step: for the mass-matrix terms
+        # (it then runs inside the step) and for rotor writers that read body orientations
+        every = engine.mass_ids is not None or (self.rotors is not None and self.rotors.needs_derived)
         if self._on_device:
             graph = engine.capture_physics
-            engine.run(lambda k: be.step(derived=False, graph=graph), self.notify_substep)
+            engine.run(lambda k: be.step(derived=every, graph=graph), self.notify_substep)
         else:
-            # with mass-matrix terms, the pass that makes them current runs inside every step
-            every = engine.mass_ids is not None
             engine.run(lambda k: be.step(derived=every or k == last), self.notify_substep)
         for key, value in engine.telemetry().items():
             self.telemetry[key][:] = value
@@ -490,10 +537,13 @@ class BatchedTask(VectorEnv):
         """The engine over this task's backend: numpy views on CPU; on a device, torch views and
         the actuator part replayed from a CUDA graph where the collection allows it."""
         be = self.backend
-        if not self._on_device:
-            return SubstepEngine(self.collection, be, self.physics_dt, self.decimation)
+        parts = [self.rotors] if self.rotors is not None else []
+        if not self._on_device or self.collection is None:  # rotors: host numpy, writes through host views
+            engine = SubstepEngine(self.collection, be, self.physics_dt, self.decimation, participants=parts)
+            engine.capture_physics = self._on_device
+            return engine
         engine = SubstepEngine(self.collection, TorchJointState(be, self.collection.applied_effort), self.physics_dt,
-                               self.decimation, capture="auto")
+                               self.decimation, participants=parts, capture="auto")
         engine.capture_physics = True  # the backend replays its physics substep from a Warp graph
         return engine
 
@@ -505,7 +555,7 @@ class BatchedTask(VectorEnv):
             fr.apply(ids, self._gen)
         if any(fr.needs_const for fr in self._field_rands):
             self.backend.set_const(ids)
-        self.collection.reset(torch.from_numpy(ids).to(self.device))
+        self.actuators.reset(torch.from_numpy(ids).to(self.device))
         state = self.sample_reset(ids, self.rng) or {}
         unknown = set(state) - {"qpos", "qvel", "act"}
         if unknown:
@@ -514,6 +564,16 @@ class BatchedTask(VectorEnv):
         if qpos is None:
             qpos = np.broadcast_to(self.model.qpos0, (len(ids), self.model.nq))
         self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
+        if self.collection is not None:
+            self._reset_targets(ids)
+        self.actions[ids] = 0.0
+        self.episode_step[ids] = 0
+        for v in self.telemetry.values():
+            v[ids] = 0
+        self._autoreset[ids] = False
+
+    def _reset_targets(self, ids: np.ndarray) -> None:
+        """Joint targets of ``ids`` back to the zero-action command (rotor groups hold their own)."""
         tc = self.collection.target_command
         for buf in (tc.position, tc.velocity, tc.effort):
             if self._on_device:
@@ -525,11 +585,6 @@ class BatchedTask(VectorEnv):
         self._cmd[np.ix_(ids, self.action_joint_ids)] = self._offset
         if self._on_device:
             self._cmd_t.copy_(torch.from_numpy(self._cmd))
-        self.actions[ids] = 0.0
-        self.episode_step[ids] = 0
-        for v in self.telemetry.values():
-            v[ids] = 0
-        self._autoreset[ids] = False
 
     def _observe_checked(self) -> np.ndarray:
         obs = np.array(self.observe(), dtype=np.float32)  # fresh copy
@@ -538,36 +593,7 @@ class BatchedTask(VectorEnv):
         return obs
 
     def _info(self, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
-        n = self.num_envs
-        tel = self.telemetry
-        act: dict[str, Any] = {}
-        everyone = np.ones(n, bool)
-        for key in tel:  # the engine's effort keys (actuator_gym.substep.TELEMETRY), for the envs that stepped
-            act[key], act["_" + key] = tel[key].copy(), stepped.copy()
-        act["joint_pos"], act["_joint_pos"] = self.backend.joint_pos(), everyone.copy()  # after the step / reset
-        act["joint_vel"], act["_joint_vel"] = self.backend.joint_vel(), everyone.copy()
-        for key, value in self.actuator_telemetry().items():
-            act[key], act["_" + key] = np.array(value), everyone.copy()
-        if reset.any():
-            params: dict[str, Any] = {}
-            for g, p in self.actuator_parameters().items():
-                gd = {}
-                for k, v in p.items():
-                    gd[k], gd["_" + k] = v, reset.copy()
-                params[g], params["_" + g] = gd, reset.copy()
-            act["parameters"], act["_parameters"] = params, reset.copy()
-        info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
-        if self._field_rands and reset.any():
-            rd = {}
-            for fr in self._field_rands:
-                rd[fr.label], rd["_" + fr.label] = fr.current(), reset.copy()
-            info["randomization"], info["_randomization"] = rd, reset.copy()
-        for k, v in self.extra_info().items():
-            v = np.asarray(v)
-            if v.shape[:1] != (n,):
-                raise ValueError(f"{type(self).__name__}.extra_info()[{k!r}] must be (num_envs, ...), got {v.shape}")
-            info[k], info["_" + k] = v.copy(), everyone.copy()
-        return info
+        return vector_info(self, stepped, reset)
 
 
 # the single env and the registration live beside this module (task_env.py); re-exported here

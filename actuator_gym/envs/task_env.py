@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 
 from .._checks import check_seed, real_array
 from .task import BatchedTask
-from .vector_info import unbatch_info
+from .task_info import unbatch_info
 
 __all__ = ["TaskEnv", "make_task_env", "make_task_vec", "register_task"]
 

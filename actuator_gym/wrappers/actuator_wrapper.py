@@ -9,6 +9,18 @@ The policy's action becomes a command (joint targets by default) to the actuator
 actuator models run at every physics substep (the env's ``frame_skip``) and their efforts enter the
 simulation as generalized forces on the joints' DOFs. The env's observation, reward and
 termination logic are unchanged. See docs/wrapper.md.
+
+Rotor groups (``ThrusterCfg``) on a multirotor env whose actuators drive sites (or whose rotors are
+bodies) -- see :mod:`actuator_gym.wrappers.rotor_groups`::
+
+    env = ActuatorWrapper(MyQuadEnv(), actuators={"rotors": ThrusterCfg(thruster_names_expr=["rotor_.*"], ...)},
+                          initial_thrust=hover_thrust)
+
+The action is then one thrust command per rotor in ``[-1, 1]``, mapped linearly onto the group's
+``thrust_range`` (:func:`actuator_gym.rotors.action_to_thrust`); the rotor dynamics run at every
+substep and the thrust reaches the env through its own actuators' ``ctrl`` (or ``xfrc_applied``);
+``info["actuator"]`` holds :data:`actuator_gym.rotors.ROTOR_TELEMETRY`. One wrapper takes either
+joint groups or rotor groups (a mixed env is refused).
 """
 
 from __future__ import annotations
@@ -26,9 +38,11 @@ from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
 from ..actions import per_element, position_bounds
+from ..groups import ActuatorGroups, split_groups
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
 from .protocol import substep_hook_env
+from .rotor_groups import env_rotor_groups
 
 __all__ = ["ActuatorWrapper", "ACTION_MODES", "DEFAULT_POSITION_SCALE", "DEFAULT_VELOCITY_SCALE"]
 
@@ -46,7 +60,7 @@ def _refuse_stacking(env: gym.Env) -> None:
     while isinstance(e, gym.Wrapper):
         if isinstance(e, ActuatorWrapper):
             raise TypeError(
-                f"ActuatorWrapper: the env is already wrapped in an ActuatorWrapper (groups {list(e.collection)}); "
+                f"ActuatorWrapper: the env is already wrapped in an ActuatorWrapper (groups {list(e.groups)}); "
                 "wrapping it again would replace its substep hook -- put every actuator group into one "
                 "ActuatorWrapper(env, actuators={...})"
             )
@@ -82,9 +96,13 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         joints: candidate joints, as regexes full-matched against the model's joint names (each must
             match; free and ball joints are rejected). ``None`` = the joints the env's own actuators
             drive, in actuator order. Candidates in no group stay passive (zero effort, a warning).
+        initial_thrust: rotor groups only: each rotor's thrust [N] at reset, a number or
+            ``{group: number}``; None = idle (see :mod:`actuator_gym.wrappers.rotor_groups`).
 
     The action vector covers the driven joints (candidates claimed by a group) in candidate order;
-    :attr:`joint_names` lists them, and every telemetry array follows that order.
+    :attr:`joint_names` lists them, and every telemetry array follows that order. With rotor groups
+    (``ThrusterCfg``; joint options then do not apply) it covers :attr:`rotor_names`, one thrust
+    command in ``[-1, 1]`` each, and :attr:`collection` is None (:attr:`groups` holds both kinds).
     """
 
     def __init__(
@@ -96,10 +114,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action_scale: Any = None,
         action_offset: Any = "default",
         joints: Sequence[str] | None = None,
+        initial_thrust: Any = None,
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self, actuators=actuators, action_mode=action_mode, action_scale=action_scale,
-            action_offset=action_offset, joints=joints,
+            action_offset=action_offset, joints=joints, initial_thrust=initial_thrust,
         )
         gym.Wrapper.__init__(self, env)
         if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
@@ -115,6 +134,15 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             )
         model, data = self._sim.model, self._sim.data
         self._model, self._data = model, data
+        self.rotors = None
+        """The rotor groups (:class:`~actuator_gym.rotors.RotorGroups`), or None."""
+        self.rotor_names: tuple[str, ...] = ()
+        joint_cfgs, rotor_cfgs = split_groups(actuators) if isinstance(actuators, Mapping) else (actuators, {})
+        if rotor_cfgs:
+            self._init_rotor_groups(joint_cfgs, rotor_cfgs, joints, action_scale, action_offset, initial_thrust)
+            return
+        if initial_thrust is not None:
+            raise ValueError("ActuatorWrapper: initial_thrust applies to rotor groups (ThrusterCfg) only")
 
         # -- joints: candidates (action order), backend/collection in model order ------------
         env_acts = actuated_joints(model)
@@ -157,6 +185,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         # -- validate everything first; the env's MjModel is written only at the end, so a refused
         #    construction leaves the env bit for bit as it was
+        self.groups = ActuatorGroups(self.collection)
+        """Every actuator group (:class:`~actuator_gym.groups.ActuatorGroups`)."""
         self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
                         if self.collection.engine_servo_groups else None)
         property_writes = self._plan_joint_properties()
@@ -173,10 +203,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
                                     participants=[self._servos] if self._servos else [])
         """The substep engine (:mod:`actuator_gym.substep`) run at each of the env's substeps."""
-        self._inner_zero = np.zeros(model.nu)
-        self._pass_action = self.action_space.shape[0] == model.nu
-        self._randomized = [g for g in self.collection if self.collection[g].randomized_parameters()]
-        self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.collection.parameters().items()}
+        self._finish_setup()
         self._reset_targets()
         # -- every check passed: write into the env's model, then install the hook
         if self._servos:
@@ -188,6 +215,42 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     # ---------------------------------------------------------------------------------------
     # construction helpers
     # ---------------------------------------------------------------------------------------
+    def _init_rotor_groups(self, joint_cfgs, rotor_cfgs, joints, action_scale, action_offset, initial_thrust) -> None:
+        """Rotor groups only: actions are thrust commands in [-1, 1] (module docstring)."""
+        if joint_cfgs:
+            raise ValueError(
+                f"ActuatorWrapper: groups {list(joint_cfgs)} drive joints and groups {list(rotor_cfgs)} are rotor groups "
+                "(ThrusterCfg); one wrapper takes either joint groups or rotor groups, not both"
+            )
+        given = [k for k, v, d in (("joints", joints, None), ("action_scale", action_scale, None),
+                                   ("action_offset", action_offset, "default")) if v is not d]
+        if given:
+            raise ValueError(f"ActuatorWrapper: {given} apply to joint groups; rotor actions are thrust commands in "
+                             "[-1, 1] mapped onto each group's thrust_range")
+        model, data = self._model, self._data
+        self.rotors = env_rotor_groups(model, data, rotor_cfgs, num_substeps=int(self._sim.frame_skip), seed=0,
+                                       initial_thrust=initial_thrust)
+        self.rotor_names = self.rotors.rotor_names
+        self.collection, self.backend, self._servos, self.joint_names = None, None, None, ()
+        self.groups = ActuatorGroups(None, self.rotors)
+        r = self.rotors.num_rotors
+        self.action_space = gym.spaces.Box(-np.ones(r, np.float32), np.ones(r, np.float32), dtype=np.float32)
+        self._nact, self._channels = r, ["thrust"]
+        self._labels = [f"thrust command of rotor '{n}'" for n in self.rotor_names]
+        self._ctrl, self._dt = data.ctrl, float(model.opt.timestep)
+        self.engine = SubstepEngine(None, None, self._dt, int(self._sim.frame_skip), participants=[self.rotors])
+        self._finish_setup()
+        self._sim.set_substep_hook(self._substep)
+
+    def _finish_setup(self) -> None:
+        model = self._model
+        self._inner_zero = np.zeros(model.nu)
+        self._pass_action = self.action_space.shape[0] == model.nu
+        self._randomized = self.groups.randomized()
+        self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.groups.parameters().items()}
+        if self.rotors is None:
+            self._labels = [f"{ch} command of joint '{n}'" for ch in self._channels for n in self.joint_names]
+
     @staticmethod
     def _resolve_joints(model, patterns: Sequence[str]) -> list[str]:
         import mujoco
@@ -306,21 +369,19 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         else:
             a = real_array(action, "action", "ActuatorWrapper")
         if a.shape != (self._nact,):
-            raise ValueError(
-                f"ActuatorWrapper: action must have shape ({self._nact},) for action_mode={self.action_mode!r} "
-                f"over joints {list(self.joint_names)}, got shape {a.shape}"
-            )
+            over = (f"for action_mode={self.action_mode!r} over joints {list(self.joint_names)}" if self.rotors is None
+                    else f"(thrust commands) over rotors {list(self.rotor_names)}")
+            raise ValueError(f"ActuatorWrapper: action must have shape ({self._nact},) {over}, got shape {a.shape}")
         finite = np.isfinite(a)
         if not finite.all():
             i = int(np.flatnonzero(~finite)[0])
-            J = len(self.joint_names)
-            raise ValueError(
-                f"ActuatorWrapper: action[{i}] ({self._channels[i // J]} command of joint "
-                f"'{self.joint_names[i % J]}') is {a[i]}; actions must be finite"
-            )
+            raise ValueError(f"ActuatorWrapper: action[{i}] ({self._labels[i]}) is {a[i]}; actions must be finite")
         return a
 
     def _write_targets(self, a: np.ndarray) -> None:
+        if self.rotors is not None:
+            self.rotors.set_actions(a[None])
+            return
         J, c = len(self.joint_names), self._cols
         t = self._offset + self._scale * a
         for k, ch in enumerate(self._channels):
@@ -349,9 +410,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._write_targets(a)
         engine = self.engine
         engine.resize(int(self._sim.frame_skip))
-        engine.begin()
-        if self._servos:
-            self._servos.begin()
+        engine.begin()  # and the participants' begin (engine servos)
         inner = a if self._pass_action else self._inner_zero
         obs, reward, terminated, truncated, info = self.env.step(inner)
         if engine.substeps_run != engine.num_substeps:
@@ -366,7 +425,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _telemetry(self) -> dict[str, np.ndarray]:
         """The engine's step telemetry (:data:`~actuator_gym.substep.TELEMETRY`) in action order,
-        the engine servos' columns from MuJoCo's own actuator force."""
+        the engine servos' columns from MuJoCo's own actuator force; rotor groups:
+        :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`."""
+        if self.rotors is not None:
+            return {k: v[0] for k, v in self.engine.telemetry().items()}
         cols = self._cols_idx
         tel = self.engine.telemetry(self._tel_cols)
         if self._servos:
@@ -383,19 +445,20 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, info = self.env.reset(seed=seed, options=options)
         if self._randomized:
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
-            self.collection.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
-        self.collection.reset()
+            self.groups.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
+        self.groups.reset()
         for g in self._randomized:
-            self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.collection[g].parameters().items()}
+            self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.groups[g].parameters().items()}
         if self._servos:
             self._servos.apply_gains()
-        self._reset_targets()
+        if self.collection is not None:
+            self._reset_targets()
         info = dict(info)
         info["actuator"] = {"parameters": self.parameters()}
         return obs, info
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
-        """``{group: {parameter: values in force (group joints,)}}`` (fresh arrays) for this episode."""
+        """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays) for this episode."""
         return {g: {k: v.copy() for k, v in ps.items()} for g, ps in self._param_cache.items()}
 
     def close(self):
@@ -406,5 +469,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._closed = True
         try:
             self._sim.set_substep_hook(None)
+            for g in self.rotors or ():
+                clear = getattr(self.rotors.group(g).writer, "clear", None)
+                if clear is not None:
+                    clear()
         finally:
             super().close()

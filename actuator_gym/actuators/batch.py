@@ -1,0 +1,135 @@
+"""``BatchModel``: what every batched actuator model shares (:class:`~.actuator.Actuator`, the
+joints' recipe, and :class:`~.thruster.Thruster`, the rotors' dynamics).
+
+A batched model holds ``(num_envs, width)`` state, ``width`` being its joints or rotors. Both models
+check their arguments with the same :mod:`actuator_gym._checks` helpers; this base holds the rest
+they would otherwise each re-implement:
+
+* the seeded generator (:meth:`BatchModel.new_generator`, :meth:`BatchModel.seed`);
+* the input conversion of ``compute`` (:meth:`BatchModel._input`: torch tensors and numpy arrays of
+  shape ``(num_envs, width)``, converted to the model's device, dtype and array library);
+* the debug check of ``check_finite=True`` (:meth:`BatchModel._check`, naming env and joint/rotor);
+* reset's env selection and re-draw of randomized parameters (:meth:`BatchModel._reset_ids`,
+  :meth:`BatchModel._resample`);
+* ``parameters()`` / ``randomized_parameters()`` over the model's named parameter table
+  (:meth:`BatchModel._parameter_table`).
+
+A subclass sets ``name``, ``num_envs``, ``device``, ``dtype``, ``ops``, ``generator``, ``_shape`` and
+``_np_dtype`` in its constructor, and the class attributes :attr:`BatchModel.AXIS` /
+:attr:`BatchModel.ITEM` / :attr:`BatchModel.ITEM_NAMES` that word its messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+
+from .._checks import check_seed, env_index, real_array
+from .params import Param
+
+__all__ = ["BatchModel", "as_env_ids"]
+
+
+def as_env_ids(env_ids: Any, num_envs: int, device: torch.device) -> torch.Tensor | None:
+    """Validate env ids (None, int, sequence, array or tensor; bool masks too) into a long tensor
+    (:func:`actuator_gym._checks.env_index`: floats and strings are a ``TypeError``, ids outside
+    ``[0, num_envs)`` a ``ValueError``)."""
+    if env_ids is None:
+        return None
+    return torch.from_numpy(env_index(env_ids, num_envs, "env_ids")).to(device)
+
+
+class BatchModel:
+    """Base of the batched models: seeding, input conversion, finite checks, reset, parameters."""
+
+    AXIS = "num_joints"
+    """How messages name the second axis of a ``(num_envs, width)`` input."""
+    ITEM = "joint"
+    """How messages name one column."""
+    ITEM_NAMES = "joint_names"
+    """The attribute holding the column names (None: columns are named by index)."""
+
+    name: str
+    num_envs: int
+    device: torch.device
+    dtype: torch.dtype
+    generator: torch.Generator
+    _shape: tuple[int, int]
+    _np_dtype: np.dtype
+
+    # -- seeding ----------------------------------------------------------------------------------
+    @staticmethod
+    def new_generator(seed: int | None) -> torch.Generator:
+        """The CPU generator that draws a model's randomized parameters, seeded with ``seed`` (an
+        already checked int) or, for None, from torch's entropy."""
+        gen = torch.Generator(device="cpu")
+        gen.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
+        return gen
+
+    def seed(self, seed: int) -> None:
+        """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""
+        self.generator.manual_seed(check_seed(seed, self.name, allow_none=False))
+
+    # -- inputs -----------------------------------------------------------------------------------
+    def _input(self, x: Any, name: str, required: bool = True) -> Any:
+        """``x`` as a ``(num_envs, width)`` array of the model's library, device and dtype; None is
+        the model's zeros (``_zeros``) unless ``required``."""
+        if x is None:
+            if required:
+                raise ValueError(f"{self.name}: {name} is required")
+            return self._zeros
+        if type(x) is np.ndarray and x.dtype == self._np_dtype and x.shape == self._shape and self.ops.name == "numpy":
+            return x  # the common case: no conversion
+        if isinstance(x, torch.Tensor) and not (x.is_complex() or x.dtype == torch.bool):
+            if tuple(x.shape) != self._shape:
+                raise ValueError(
+                    f"{self.name}: {name} must have shape {self._shape} (num_envs, {self.AXIS}), got {tuple(x.shape)}"
+                )
+            if x.device != self.device or x.dtype != self.dtype:
+                x = x.to(self.device, self.dtype)
+            return x.detach().numpy() if self.ops.name == "numpy" else x.detach()
+        arr = real_array(x, name, self.name, self._np_dtype)
+        if arr.shape != self._shape:
+            raise ValueError(f"{self.name}: {name} must have shape {self._shape} (num_envs, {self.AXIS}), got {arr.shape}")
+        return arr if self.ops.name == "numpy" else torch.as_tensor(arr, device=self.device)
+
+    def _check(self, arrays: Sequence[tuple[str, Any]]) -> None:
+        """``ValueError`` naming the first non-finite element ``label[env e, joint/rotor 'name']``."""
+        names = getattr(self, self.ITEM_NAMES, None)
+        for label, a in arrays:
+            t = torch.as_tensor(a)
+            bad = ~torch.isfinite(t)
+            if bool(bad.any()):
+                env, j = bad.nonzero()[0].tolist()
+                col = f"'{names[j]}'" if names else str(j)
+                raise ValueError(f"{self.name}: {label}[env {env}, {self.ITEM} {col}] is {t[env, j].item()} (non-finite)")
+
+    # -- reset ------------------------------------------------------------------------------------
+    def _reset_ids(self, env_ids: Any) -> tuple[torch.Tensor | None, bool]:
+        """``(ids, nothing_to_do)``: the validated env ids (None = all) and whether they are empty."""
+        ids = as_env_ids(env_ids, self.num_envs, self.device)
+        return ids, ids is not None and ids.numel() == 0
+
+    def _resample(self, params: Iterable[Param], ids: torch.Tensor | None) -> bool:
+        """Re-draw the randomized ``params`` for ``ids`` from the model's generator; whether any was."""
+        changed = False
+        for p in params:
+            if p.randomized:
+                p.resample(ids, self.generator)
+                changed = True
+        return changed
+
+    # -- parameters -------------------------------------------------------------------------------
+    def _parameter_table(self) -> dict[str, Param]:
+        """``{name shown to users: Param}`` of every parameter (subclasses)."""
+        raise NotImplementedError
+
+    def parameters(self) -> dict[str, torch.Tensor]:
+        """Every parameter's values in force ``(num_envs, width)`` (copies), by name."""
+        return {k: p.values.clone() for k, p in self._parameter_table().items()}
+
+    def randomized_parameters(self) -> dict[str, torch.Tensor]:
+        """Only the parameters drawn from distributions (what changes from episode to episode)."""
+        return {k: p.values.clone() for k, p in self._parameter_table().items() if p.randomized}
