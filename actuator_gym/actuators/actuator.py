@@ -26,7 +26,6 @@ actions at their own boundary, always.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -45,8 +44,6 @@ from .._checks import (
     check_num_envs,
     check_seed,
     check_str,
-    env_index,
-    real_array,
 )
 from .clamps import Clamping
 from .delay import Delay
