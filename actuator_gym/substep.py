@@ -146,7 +146,6 @@ class StepTelemetry:
             self.rows = torch.zeros(shape, dtype=torch.float64, device=like.device)
         else:
             self.rows = np.zeros(shape)
-            self._block = np.zeros((5, *shape[1:]))  # computed, applied, power, mean power, energy
         self._row = [self.rows[k] for k in range(shape[0])]
         self.substeps = 0
 
@@ -167,20 +166,28 @@ class StepTelemetry:
         self._row[k][...] = power
         self.substeps += 1
 
-    def reduce(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def reduce(self, cols: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(power, mean_power, energy)`` as fresh host arrays for the substeps recorded since
         :meth:`begin`: the last row [W], the mean row [W] and ``sum |row| * physics_dt`` [J]
-        (zeros before the first substep)."""
+        (zeros before the first substep); over ``cols = (env, ids)`` only when given."""
         s = self.substeps
-        rows = self.rows[:s]
-        if isinstance(rows, torch.Tensor):
-            power = rows[s - 1].cpu().numpy().copy() if s else np.zeros(tuple(rows.shape[1:]))
-            mean = rows.mean(dim=0).cpu().numpy() if s else np.zeros_like(power)
-            energy = rows.abs().sum(dim=0).cpu().numpy() * self.physics_dt
-        else:
-            power = rows[s - 1].copy() if s else np.zeros(rows.shape[1:])
-            mean = rows.mean(axis=0) if s else np.zeros_like(power)
-            energy = np.abs(rows).sum(axis=0) * self.physics_dt
+        rows = self.rows if s == len(self.rows) else self.rows[:s]
+        if isinstance(rows, torch.Tensor):  # reduced on the device: three arrays cross to the host
+            if s:
+                power, mean, energy = rows[s - 1], rows.mean(dim=0), rows.abs().sum(dim=0) * self.physics_dt
+            else:
+                power = mean = energy = torch.zeros_like(self.rows[0])
+            return tuple(_host(x, cols) for x in (power, mean, energy))
+        if not s:
+            zero = _host(np.zeros(rows.shape[1:]), cols)
+            return zero, zero.copy(), zero.copy()
+        # numpy: gather the selection first (one take), then reduce the small fresh array in place
+        r = rows.copy() if cols is None else rows[:, cols[0]].take(cols[1], axis=1)
+        power = r[s - 1].copy()
+        mean = np.add.reduce(r, axis=0)
+        mean *= 1.0 / s
+        energy = np.add.reduce(np.abs(r, out=r), axis=0)
+        energy *= self.physics_dt
         return power, mean, energy
 
     def finish(self, computed: Any, applied: Any, cols: Any = None) -> dict[str, np.ndarray]:
@@ -188,39 +195,17 @@ class StepTelemetry:
         :meth:`begin` (zero before the first substep): ``(num_envs, num_joints)``, or one env's
         joints ``cols = (env, joint_ids)`` (``(len(joint_ids),)`` arrays). The consumer adds ``joint_pos`` /
         ``joint_vel`` from its state after the step."""
-        s = self.substeps
-        if isinstance(self.rows, torch.Tensor):
-            rows = self.rows[:s]
-            power = rows[s - 1] if s else torch.zeros_like(self.rows[0])
-            block = torch.stack([computed.double(), applied.double(), power,
-                                 rows.mean(dim=0) if s else torch.zeros_like(power),
-                                 rows.abs().sum(dim=0) * self.physics_dt]).cpu().numpy()
-        elif s:  # numpy: one gather of the rows, then reductions on the (small) selection
-            rows = self.rows if s == len(self.rows) else self.rows[:s]
-            if cols is None:
-                r, c, a = rows.copy(), np.array(computed), np.array(applied)
-            else:  # (env, joint ids): take() is the fast gather on these small arrays
-                e, j = cols
-                r, c, a = rows[:, e].take(j, axis=1), computed[e].take(j), applied[e].take(j)
-            power = r[s - 1].copy()
-            mean = np.add.reduce(r, axis=0)
-            mean *= 1.0 / s
-            energy = np.add.reduce(np.abs(r, out=r), axis=0)
-            energy *= self.physics_dt
-            return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
-                    "power": power, "mean_power": mean, "energy": energy}
-        else:
-            block = self._block
-            block[0], block[1], block[2:] = computed, applied, 0.0
-        out = block[(slice(None), *cols)] if cols is not None else block.copy()  # fresh either way
-        kind = np.asarray(applied).dtype if not isinstance(applied, torch.Tensor) else None
-        c, a = out[0], out[1]
-        if kind is not None and kind != np.float64:  # float32 runtimes keep their dtype
-            c, a = c.astype(kind), a.astype(kind)
-        elif isinstance(applied, torch.Tensor) and applied.dtype != torch.float64:
-            c, a = c.astype(np.float32), a.astype(np.float32)
-        return {"computed_effort": c, "applied_effort": a, "saturated": out[0] != out[1],
-                "power": out[2], "mean_power": out[3], "energy": out[4]}
+        power, mean, energy = self.reduce(cols)
+        c, a = _host(computed, cols), _host(applied, cols)
+        return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
+                "power": power, "mean_power": mean, "energy": energy}
+
+
+def _host(x: Any, cols: Any = None) -> np.ndarray:
+    """A fresh host numpy copy of ``x`` (numpy or torch), or of its selection ``cols = (env, ids)``."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    return np.array(x) if cols is None else x[cols[0]].take(cols[1])
 
 
 class SubstepEngine:
