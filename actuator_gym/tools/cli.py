@@ -357,6 +357,16 @@ def _add_out(p: argparse.ArgumentParser) -> None:
                    help="output folder; the command writes into a sub-folder named after it (default: %(default)s)")
 
 
+def _add_step_options(p: argparse.ArgumentParser, target_deg: float, target_note: str = "") -> None:
+    """``--out``, ``--target-deg``, ``--seconds``, ``--seed`` of the pendulum step commands (demo, sweep)."""
+    _add_out(p)
+    p.add_argument("--target-deg", type=_DEGREES, default=target_deg, metavar="DEG",
+                   help=f"step target [deg from hanging down], in [-360, 360] (default: %(default)s{target_note})")
+    p.add_argument("--seconds", type=_SECONDS, default=3.0, metavar="S",
+                   help="simulated time after the step [s], in (0, 3600] (default: %(default)s)")
+    p.add_argument("--seed", type=_SEED, default=0, help="reset seed, >= 0 (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="actuator-gym",
@@ -373,12 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="compare actuator models on the pendulum (plots + table)",
                        description="Step the pendulum under four actuator models (ideal PD, effort-limited PD, "
                                    "delayed PD, DC motor); write plots and summary.csv to OUT/demo.")
-    _add_out(d)
-    d.add_argument("--target-deg", type=_DEGREES, default=70.0, metavar="DEG",
-                   help="step target [deg from hanging down], in [-360, 360] (default: %(default)s)")
-    d.add_argument("--seconds", type=_SECONDS, default=3.0, metavar="S",
-                   help="simulated time after the step [s], in (0, 3600] (default: %(default)s)")
-    d.add_argument("--seed", type=_SEED, default=0, help="reset seed, >= 0 (default: %(default)s)")
+    _add_step_options(d, target_deg=70.0)
     d.set_defaults(func=cmd_demo)
 
     from .analysis import SWEEPS
@@ -389,12 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("param", choices=sorted(SWEEPS),
                    help="parameter to sweep; values and units: " + "; ".join(f"{k}: {', '.join(f'{v:g}' for v in vals)} {unit}"
                                                                      for k, (vals, unit) in sorted(SWEEPS.items())))
-    _add_out(s)
-    s.add_argument("--target-deg", type=_DEGREES, default=90.0, metavar="DEG",
-                   help="step target [deg from hanging down], in [-360, 360] (default: %(default)s, horizontal)")
-    s.add_argument("--seconds", type=_SECONDS, default=3.0, metavar="S",
-                   help="simulated time after the step [s], in (0, 3600] (default: %(default)s)")
-    s.add_argument("--seed", type=_SEED, default=0, help="reset seed, >= 0 (default: %(default)s)")
+    _add_step_options(s, target_deg=90.0, target_note=", horizontal")
     s.set_defaults(func=cmd_sweep)
 
     for name, helptext, desc in (
