@@ -386,7 +386,7 @@ def test_batched_task_with_joint_and_rotor_groups():
     assert params["arm"]["stiffness"].shape == (3, 1) and params["rotors"]["tau_inc"].shape == (3, 4)
     z0 = task.backend.qpos[:, 2].copy()
     a = np.zeros((3, 5))
-    a[:, 0] = 0.3  # arm target [rad]
+    a[:, 0] = 0.3 / math.pi  # arm target 0.3 rad (normalized: an unlimited hinge spans +-pi rad)
     a[:, 1:] = thrust_to_action(task.hover, RANGE)
     for _ in range(50):
         _, _, _, _, info = task.step(a)

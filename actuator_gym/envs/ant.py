@@ -10,7 +10,8 @@ Physics: the model's RK4 integrator, ``physics_dt = 0.01 s``, ``decimation = 5``
 ``frame_skip``), so the policy acts at 20 Hz (``dt = 0.05 s``); episodes of 1000 steps (50 s).
 
 Action (8, in ``[-1, 1]``): a motor torque command, ``target_effort = 150 N·m * action``
-(``action_mode="effort"``; 150 = Ant's ``gear`` x ``ctrlrange``). **Order: the model's joint order**
+(``action_mode="effort"``; ``action_scale`` = 150 = Ant's ``gear`` x ``ctrlrange``, ``action_offset``
+= 0, both reported in ``info["action_scale"]`` / ``info["action_offset"]`` at reset). **Order: the model's joint order**
 ``hip_1, ankle_1, hip_2, ankle_2, hip_3, ankle_3, hip_4, ankle_4`` -- Ant-v5's action follows the XML
 ``<actuator>`` list instead (``hip_4, ankle_4, hip_1, ...``); :data:`ANT_V5_ACTION_ORDER` maps
 between them (``ours = v5_action[..., ANT_V5_ACTION_ORDER]``). The model's own ``<motor>``

@@ -6,8 +6,12 @@ where gravity (g = 9.81 m/s²) needs a holding torque ``m g L = 2.943 N·m``. Jo
 dry friction and armature are zero unless given. Physics at 360 Hz, policy at 60 Hz
 (``decimation = 6``), 5 s episodes.
 
-Action: the absolute position target [rad] of the hinge (``action_scale = 1``, offset 0), in
-``[-pi, pi]`` (or the joint range when ``joint_range`` is given).
+Action (1, in ``[-1, 1]``): the hinge's position target ``q* = action_offset + action_scale * a``
+[rad], normalized (``TaskCfg.normalize_actions``): unlimited (default) ``action_scale = pi``,
+``action_offset = 0`` (targets ``[-pi, pi]``); with ``joint_range = (lo, hi)``, ``[-1, 1]`` maps onto
+it (``action_offset = (lo + hi) / 2``, ``action_scale = (hi - lo) / 2``). ``info["action_scale"]`` /
+``info["action_offset"]`` report them at reset. (Until this release the action was the target itself,
+bounds ``[-pi, pi]``; ``action_scale=1.0, action_offset=0.0`` restores that.)
 Command: an angle drawn per episode, uniformly in ``command_range``, from the task's seeded
 generator. Observation (5): ``[sin q, cos q, qd, command, wrap(q - command)]``.
 Reward: ``-wrap(q - command)^2 - effort_cost * applied_effort^2``.

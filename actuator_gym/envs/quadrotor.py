@@ -19,6 +19,8 @@ Action: per-rotor thrust commands in ``[-1, 1]``, mapped linearly over the thrus
 
     T_cmd = T_min + (action + 1) / 2 * (T_max - T_min)        [N]
 
+that is ``action_offset = (T_min + T_max) / 2`` and ``action_scale = (T_max - T_min) / 2`` [N] per
+rotor, reported in ``info["action_scale"]`` / ``info["action_offset"]`` at reset.
 ``hover_action`` is the action whose thrust carries the airframe's weight:
 ``2 * (m g / 4 - T_min) / (T_max - T_min) - 1`` (about -0.203 with the defaults).
 

@@ -7,7 +7,13 @@ RL_..., RR_...``), 0.213 m thighs and calves, sphere feet, a flat floor; about 1
 Physics runs at 200 Hz (``dt = 0.005 s``); the policy acts at 50 Hz (decimation 4). The actuators
 are recomputed at every physics substep from the measured joint state:
 
-    target = default_pose + action_scale * action          (action_scale = 0.25 rad)
+    target = default_pose + action_scale * action          (action_scale = 1 rad, action in [-1, 1])
+
+The action space is ``Box(-1, 1, (12,))``: ``action_offset`` = the default standing pose
+(:data:`DEFAULT_JOINT_POS` [rad]), ``action_scale`` = 1 rad per action unit, so the targets span
++-1 rad around the stance (until this release it was ``0.25 rad * action`` with action bounds +-4: the
+same targets; the action-rate weight was rescaled with it, -0.01 / 0.25² = -0.16 per rad²).
+``info["action_scale"]`` / ``info["action_offset"]`` report both at every reset.
 
 Observation (48 floats, ``(num_envs, 48)`` in the vector env)::
 
@@ -280,8 +286,8 @@ class QuadrupedRewardCfg:
     """Weight of ``v_z²`` [(m/s)²] (body frame)."""
     ang_vel_xy: float = -0.05
     """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
-    action_rate: float = -0.01
-    """Weight of ``|a_t - a_{t-1}|²``."""
+    action_rate: float = -0.16
+    """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad]."""
     power: float = -2e-4
     """Weight of the mechanical power ``sum_j |tau_j * qd_j|`` [W] (actuator telemetry)."""
     termination: float = -2.0
@@ -402,12 +408,12 @@ class QuadrupedCfg(TaskCfg):
     actuators: dict[str, Any] = field(default_factory=lambda: {"legs": go1_dc_motor_cfg()})
     action_mode: str = "position"
     action_joints: list[str] = field(default_factory=lambda: list(JOINT_NAMES))
-    action_scale: float = 0.25
+    action_scale: float = 1.0
     """[rad per action unit]."""
     action_offset: Any = field(default_factory=lambda: list(DEFAULT_JOINT_POS))
     """[rad]: the default standing pose."""
-    action_bounds: tuple[float, float] | None = (-4.0, 4.0)
-    """Action space (targets within ±1 rad of the default pose)."""
+    action_bounds: tuple[float, float] | None = (-1.0, 1.0)
+    """Action space ``[-1, 1]`` (targets within ±1 rad of the default pose)."""
     geometry: QuadrupedGeometry = field(default_factory=QuadrupedGeometry)
     """Dimensions and masses of the generated model."""
     command_ranges: tuple = ((-1.0, 1.0), (-0.5, 0.5), (-1.0, 1.0))

@@ -44,6 +44,10 @@ feed-forward [N·m or N]) -- holds them over the control step, and runs ``cfg.de
 substeps; every substep computes the actuators of ALL envs in one ``ActuatorCollection.compute``
 call, writes the efforts to ``qfrc_applied`` and steps every world in C. Delays count substeps.
 Actions that are non-finite or of the wrong shape raise ``ValueError`` and change nothing.
+Scale and offset (:mod:`.task_actions`): ``cfg.normalize_actions`` (None: unless ``action_scale``,
+``action_offset`` or ``action_bounds`` is given) makes the action space ``Box(-1, 1)`` mapped onto
+each joint's reachable targets (joint range, or +-the actuator's limit; :mod:`actuator_gym.actions`);
+``task.action_scale`` / ``task.action_offset`` ``(num_actions,)`` hold the mapping in force.
 ``add_substep_callback(fn)`` registers ``fn(task, substep_index)`` called after every substep
 (recorders, per-substep tests).
 
@@ -68,6 +72,8 @@ changes nothing of env ``j != i``, bit for bit.
 * ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints or rotors)`` for envs
   reset in this call (mask ``info["actuator"]["_parameters"]``): the parameters in force.
 * ``info["randomization"][label]`` ``(num_envs, k)``: model-field values drawn at reset.
+* ``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)`` for envs reset in
+  this call (masks ``_action_scale`` / ``_action_offset``): the action mapping in force.
 
 Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
 (``unwrapped.model``, ``unwrapped.data``, ``unwrapped.dt``). Registration:
@@ -97,12 +103,12 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .._checks import check_interval, check_num_envs, check_seed, real_array
-from ..actions import per_element, position_bounds
+from .._checks import check_num_envs, check_seed, real_array
 from ..collection import ActuatorCollection
 from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..substep import SubstepEngine, TorchJointState
+from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -436,60 +442,21 @@ class BatchedTask(VectorEnv):
 
     # -- internals ----------------------------------------------------------------------------
     def _setup_actions(self) -> None:
-        """Joint actions (``cfg.action_joints``), then the rotors' (``[-1, 1]`` each)."""
-        if self.collection is not None:
-            self._setup_joint_actions()
-        else:
-            self.action_joint_ids = np.zeros(0, dtype=np.int64)
-            self._scale = self._offset = np.zeros(0)
-            self._act_low = self._act_high = np.zeros(0, np.float32)
-        names = [self.joint_names[i] for i in self.action_joint_ids]
-        if self.rotors is not None:
-            r = self.rotors.num_rotors
-            self._act_low = np.concatenate([self._act_low, -np.ones(r, np.float32)])
-            self._act_high = np.concatenate([self._act_high, np.ones(r, np.float32)])
-            names += [f"rotor '{n}'" for n in self.rotors.rotor_names]
-        self._action_names = names
+        """The action mapping (:func:`~actuator_gym.envs.task_actions.task_actions`)."""
+        m = task_actions(self)
+        self._action_map, self.action_joint_ids, nj = m, m.joint_ids, len(m.joint_ids)
+        self._scale, self._offset = m.scale[:nj], m.offset[:nj]
+        self._act_low, self._act_high, self._action_names = m.low, m.high, m.names
 
-    def _setup_joint_actions(self) -> None:
-        from ..actuators.params import match_names
+    @property
+    def action_scale(self) -> np.ndarray:
+        """``(num_actions,)`` target units per action unit, per action element (a copy)."""
+        return self._action_map.scale.copy()
 
-        cfg = self.cfg
-        ids = match_names(cfg.action_joints, list(self.joint_names), "action_joints")
-        if not ids:
-            raise ValueError(
-                f"{type(cfg).__name__}: action_joints {list(np.atleast_1d(cfg.action_joints))} match none of the joints "
-                f"{list(self.joint_names)}"
-            )
-        passive = [self.joint_names[i] for i in ids if self.joint_names[i] in self.collection.passive_joints]
-        if passive:
-            raise ValueError(f"action_joints: joints {passive} are in no actuator group; add a group or drop them")
-        self.action_joint_ids = np.asarray(ids, dtype=np.int64)
-        k = len(ids)
-
-        def per_joint(v, what):
-            return per_element(v, k, f"{what} (one value per action joint)", type(cfg).__name__)
-
-        self._scale = per_joint(cfg.action_scale, "action_scale")
-        if np.any(self._scale == 0):
-            raise ValueError("action_scale must be non-zero")
-        if isinstance(cfg.action_offset, str):
-            if cfg.action_offset != "default":
-                raise ValueError(f"action_offset: the only string allowed is 'default', got {cfg.action_offset!r}")
-            self._offset = self.backend.joints.default_pos[self.action_joint_ids].astype(np.float64)
-        else:
-            self._offset = per_joint(cfg.action_offset, "action_offset")
-        if cfg.action_bounds is not None:
-            lo, hi = check_interval(cfg.action_bounds, "action_bounds", type(cfg).__name__, strict=True, allow_inf=True)
-            low, high = np.full(k, lo), np.full(k, hi)
-        elif cfg.action_mode == "position":  # the wrapper's rule (actuator_gym.actions)
-            ji = self.backend.joints
-            low, high = position_bounds(ji.range[self.action_joint_ids], [ji.kind[i] for i in self.action_joint_ids],
-                                        self._scale, self._offset)
-        else:
-            low, high = -np.ones(k), np.ones(k)
-        self._act_low = low.astype(np.float32)
-        self._act_high = high.astype(np.float32)
+    @property
+    def action_offset(self) -> np.ndarray:
+        """``(num_actions,)`` the target of action 0, per action element (a copy)."""
+        return self._action_map.offset.copy()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, self.num_actions)
@@ -593,7 +560,7 @@ class BatchedTask(VectorEnv):
         return obs
 
     def _info(self, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
-        return vector_info(self, stepped, reset)
+        return {**vector_info(self, stepped, reset), **action_info(self._action_map, reset)}
 
 
 # the single env and the registration live beside this module (task_env.py); re-exported here

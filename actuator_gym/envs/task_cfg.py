@@ -28,7 +28,9 @@ from .._checks import (
     is_int,
     real_array,
 )
+from ..actions import use_normalized
 from ..randomization import Distribution
+from .task_actions import given_action_options
 
 __all__ = ["TaskCfg", "ModelFieldRandomization", "resolve_cfg", "check_real_fields", "check_nested_cfg"]
 
@@ -94,13 +96,21 @@ class TaskCfg:
     """``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s] or ``"effort"`` [N·m or N]: what an action sets."""
     action_joints: list[str] = field(default_factory=lambda: [".*"])
     """Regexes (full match) of the joints the policy commands, in model order; must be actuated."""
-    action_scale: float | Sequence[float] = 1.0
-    """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar or per action joint."""
-    action_offset: float | Sequence[float] | str = 0.0
-    """[target unit]: scalar, per action joint, or ``"default"`` (the model's default joint pose)."""
+    normalize_actions: bool | None = None
+    """True: the action space is ``Box(-1, 1)``, mapped onto each action joint's reachable targets
+    (position: the joint range, unlimited joints ``default pose +- pi rad`` (1 m); velocity / effort:
+    ``+-actuator_velocity_limit`` / ``+-actuator_effort_limit``, 1 target unit per action unit where
+    the limit is infinite or randomized); see :mod:`actuator_gym.actions`. False: ``action_scale``,
+    ``action_offset``, ``action_bounds`` below. None (default): True unless one of those is given."""
+    action_scale: float | Sequence[float] | None = None
+    """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar or
+    per action joint; None: 1 (or normalized, above)."""
+    action_offset: float | Sequence[float] | str | None = None
+    """[target unit]: scalar, per action joint, or ``"default"`` (the model's default joint pose);
+    None: 0 (or normalized, above)."""
     action_bounds: tuple[float, float] | None = None
-    """(low, high) [action units] of the action space; None: from the joint range (position mode;
-    ``[-pi, pi]`` for unlimited hinges, ``[-1, 1]`` for unlimited slides) or ``[-1, 1]``."""
+    """(low, high) [action units] of the action space; None: normalized (above), else from the joint
+    range (position mode; ``offset +- pi`` for unlimited hinges, ``+- 1 m`` for slides) or ``[-1, 1]``."""
     clip_actions: bool = True
     """Clip actions to the action space before mapping them to targets."""
     model_randomization: list[ModelFieldRandomization] = field(default_factory=list)
@@ -144,13 +154,14 @@ class TaskCfg:
             raise TypeError(f"{name}: action_joints must be a list of regex strings, got {self.action_joints!r}")
         for key in ("action_scale", "action_offset"):
             value = getattr(self, key)
-            if not (key == "action_offset" and isinstance(value, str)):
+            if value is not None and not (key == "action_offset" and isinstance(value, str)):
                 arr = real_array(value, key, name)
                 if arr.ndim > 1 or not np.isfinite(arr).all():
                     raise ValueError(f"{name}: {key} must be a finite number or a sequence of them (one per action joint), got {value!r}")
         if self.action_bounds is not None:
             check_interval(self.action_bounds, "action_bounds", name, strict=True, allow_inf=True)
         check_bool(self.clip_actions, "clip_actions", name)
+        use_normalized(self.normalize_actions, given_action_options(self), name)  # True + a given option: refused
         if not isinstance(self.model_randomization, (list, tuple)) or not all(
             isinstance(m, ModelFieldRandomization) for m in self.model_randomization
         ):

@@ -69,12 +69,15 @@ def record_pendulum(
         times.append(float(tk.backend.time[0]))
 
     task.reset(seed=seed)
-    hold = np.zeros((1, task.num_actions), dtype=np.float32)
+    def action_for(angle: float) -> np.ndarray:  # the task's action mapping, inverted
+        return ((angle - task.action_offset) / task.action_scale).astype(np.float32)[None]
+
+    hold = action_for(0.0)
     for _ in range(int(round(step_at_s / task.dt))):
         task.step(hold)
     q0 = float(task.backend.joint_pos()[0, 0])
     task.add_substep_callback(on_substep)
-    action = np.full((1, task.num_actions), target, dtype=np.float32)
+    action = action_for(target)
     for _ in range(int(round(seconds / task.dt))):
         task.step(action)
     task.close()

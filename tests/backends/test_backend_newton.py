@@ -335,8 +335,9 @@ def test_quadruped_stands_on_newton_contacts():
     assert abs(h_nw[-20:].mean() - h_mj[-20:].mean()) < 0.02  # the last 0.4 s, not one sample
 
 
-@pytest.mark.parametrize("task_id,max_terms", [("actuator_gym/Quadruped-v0", 0), ("actuator_gym/Ant-v0", 12)])
-def test_floating_base_tasks_survive_random_actions_on_newton(task_id, max_terms):
+# the quadruped's actions are drawn in +-0.25 (targets +-0.25 rad around the stance; its action unit is 1 rad)
+@pytest.mark.parametrize("task_id,max_terms,amplitude", [("actuator_gym/Quadruped-v0", 0, 0.25), ("actuator_gym/Ant-v0", 12, 1.0)])
+def test_floating_base_tasks_survive_random_actions_on_newton(task_id, max_terms, amplitude):
     """4 worlds, 100 control steps of seeded uniform random actions: finite observations and few
     terminations (measured 0 quadruped / 6 ant; MuJoCo 0 / 1; Newton without contacts 36 / 47)."""
     env = gym.make_vec(task_id, num_envs=4, backend="newton", device=DEVICE, seed=0)
@@ -344,7 +345,7 @@ def test_floating_base_tasks_survive_random_actions_on_newton(task_id, max_terms
     rng = np.random.default_rng(0)
     terms = 0
     for _ in range(100):
-        a = rng.uniform(-1, 1, env.action_space.shape).astype(np.float32)
+        a = (amplitude * rng.uniform(-1, 1, env.action_space.shape)).astype(np.float32)
         o, r, term, _, _ = env.step(a)
         assert np.isfinite(o).all() and np.isfinite(r).all()
         terms += int(term.sum())
@@ -398,7 +399,7 @@ def test_contact_cfg_gains_and_validation():
 
 def _pendulum_env(backend, n, rand, seed):
     return gym.make_vec("actuator_gym/Pendulum-v0", num_envs=n, backend=backend, seed=seed, model_randomization=rand,
-                        device=DEVICE if backend == "newton" else "cpu")
+                        device=DEVICE if backend == "newton" else "cpu", action_scale=1.0, action_offset=0.0)  # targets [rad]
 
 
 def test_body_mass_randomization_follows_mujoco():

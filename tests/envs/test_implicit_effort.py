@@ -107,7 +107,7 @@ def test_single_data_backend_terms_follow_mj_step():
 def _pendulum(mode, n=2):
     # kd / I h = 200 / 0.15 / 360 = 3.7 > 2: explicit PD (semi-implicit Euler) is unstable at 1/360 s
     cfg = IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=2e4, damping=200.0, effort_mode=mode)
-    return PendulumTask(num_envs=n, actuators={"p": cfg}, seed=0)
+    return PendulumTask(num_envs=n, actuators={"p": cfg}, action_scale=1.0, action_offset=0.0, seed=0)  # absolute targets
 
 
 def _run(task, control_steps=30):

@@ -34,9 +34,14 @@ def test_model_numbers():
 
     mujoco.mj_forward(m, d)
     assert d.qfrc_bias[0] == pytest.approx(HOLDING_TORQUE, rel=1e-6)
-    np.testing.assert_allclose(task.single_action_space.low, [-math.pi], rtol=1e-6)
-    np.testing.assert_allclose(task.single_action_space.high, [math.pi], rtol=1e-6)
-    assert PendulumTask(num_envs=1, joint_range=(-1.0, 2.0)).single_action_space.high[0] == pytest.approx(2.0)
+    # normalized actions: [-1, 1] onto [-pi, pi] (unlimited hinge), onto the joint range when given
+    assert task.single_action_space == gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    np.testing.assert_allclose((task.action_scale, task.action_offset), ([math.pi], [0.0]))
+    ranged = PendulumTask(num_envs=1, joint_range=(-1.0, 2.0))
+    assert ranged.single_action_space == gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    np.testing.assert_allclose((ranged.action_scale, ranged.action_offset), ([1.5], [0.5]))
+    absolute = PendulumTask(num_envs=1, action_scale=1.0, action_offset=0.0)  # the explicit mapping still works
+    np.testing.assert_allclose((absolute.single_action_space.low, absolute.single_action_space.high), ([-math.pi], [math.pi]), rtol=1e-6)
 
 
 def test_effort_limit_sweep_stalls_at_asin():
@@ -50,7 +55,7 @@ def test_effort_limit_sweep_stalls_at_asin():
     task = PendulumTask(num_envs=n, actuators={"p": act}, joint_damping=0.5,
                         initial_angle_range=(0.0, 0.0), episode_length_s=100.0, seed=0)
     task.reset(seed=0)
-    target = np.full((n, 1), math.pi / 2)
+    target = np.full((n, 1), 0.5)  # pi / 2 (action_scale pi)
     for _ in range(240):  # 4 s
         _, _, _, _, info = task.step(target)
     q = np.degrees(task.backend.joint_pos()[:, 0])
@@ -78,7 +83,7 @@ def test_delay_shifts_step_response_by_substeps(delays):
         assert max(abs(x) for x in trace) == 0.0  # exactly at rest
         start = len(trace)
         for _ in range(10):
-            task.step(np.full((1, 1), math.pi / 2))
+            task.step(np.full((1, 1), 0.5))  # target pi / 2
         k = next(i for i, x in enumerate(trace) if x > 0.2)
         crossings.append(k - start)
     shifts = [c - crossings[0] for c in crossings]

@@ -247,7 +247,7 @@ def test_observation_and_reward_by_hand():
     assert terms["tracking_ang_vel"][0] == pytest.approx(0.5 * dt)
     assert terms["lin_vel_z"][0] == pytest.approx(-2.0 * 0.01 * dt)
     assert terms["ang_vel_xy"][0] == pytest.approx(-0.05 * 0.01 * dt)
-    assert terms["action_rate"][0] == pytest.approx(-0.01 * 12 * 0.25 * dt)
+    assert terms["action_rate"][0] == pytest.approx(cfg.action_rate * 12 * 0.25 * dt)
     assert terms["power"][0] == pytest.approx(-2e-4 * 100 * dt)
     assert rew[0] == pytest.approx(sum(t[0] for t in terms.values()))
 

@@ -80,9 +80,13 @@ def test_spaces_and_metadata(ArmTask):
     assert task.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
     assert task.single_observation_space.shape == (8,)
     assert task.observation_space.shape == (3, 8)
-    # action bounds = the joint ranges (position mode, scale 1, offset 0)
-    np.testing.assert_allclose(task.single_action_space.low, [-2.0, -2.5])
-    np.testing.assert_allclose(task.single_action_space.high, [2.0, 2.5])
+    # normalized by default: Box(-1, 1) onto the joint ranges (-2, 2) and (-2.5, 2.5)
+    assert task.single_action_space == gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    np.testing.assert_allclose((task.action_scale, task.action_offset), ([2.0, 2.5], [0.0, 0.0]))
+    # an explicit mapping: the bounds are the joint ranges in action units (scale 1, offset 0)
+    explicit = ArmTask(num_envs=1, action_scale=1.0)
+    np.testing.assert_allclose(explicit.single_action_space.low, [-2.0, -2.5])
+    np.testing.assert_allclose(explicit.single_action_space.high, [2.0, 2.5])
     assert task.action_space.shape == (3, 2)
     assert task.dt == pytest.approx(0.02)
     assert task.max_episode_steps == 200
@@ -314,8 +318,8 @@ def test_substep_callback_and_held_targets(ArmTask):
     act = np.array([[0.5, -0.5], [1.0, 0.2]])
     task.step(act)
     assert [k for k, _ in seen] == list(range(task.decimation))
-    for _, tgt in seen:
-        np.testing.assert_array_equal(tgt, act.astype(np.float32))
+    for _, tgt in seen:  # normalized: target = 0 + (half the joint range: 2, 2.5 rad) * action
+        np.testing.assert_array_equal(tgt, (act * [2.0, 2.5]).astype(np.float32))
 
 
 def test_task_env_single(ArmTask):
