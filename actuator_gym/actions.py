@@ -28,7 +28,7 @@ import numpy as np
 from ._checks import real_array
 
 __all__ = ["UNLIMITED_HALF_SPAN", "per_element", "position_bounds", "use_normalized", "normalized_mapping",
-           "joint_limits"]
+           "joint_limits", "thrust_mapping"]
 
 UNLIMITED_HALF_SPAN = {"hinge": np.pi, "slide": 1.0}
 """Half-width [rad or m] of the position target interval around the offset for unlimited joints."""
@@ -129,3 +129,15 @@ def joint_limits(collection: Any, joint_ids: Sequence[int], name: str) -> np.nda
             if np.all(col == col[0]):
                 out[k] = col[0]
     return out
+
+
+def thrust_mapping(rotors: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(scale, offset)`` ``(num_rotors,)`` [N] of rotor actions (:class:`~actuator_gym.rotors.RotorGroups`):
+    ``T_cmd = offset + scale * a`` with ``offset`` / ``scale`` the middle / half-width of each group's
+    ``thrust_range`` (the affine form of :func:`actuator_gym.rotors.action_to_thrust`)."""
+    scale, offset = np.zeros(rotors.num_rotors), np.zeros(rotors.num_rotors)
+    for g in rotors:
+        t_lo, t_hi = (float(v) for v in rotors.group(g).cfg.thrust_range)
+        cols = rotors.columns(g)
+        scale[cols], offset[cols] = (t_hi - t_lo) / 2.0, (t_hi + t_lo) / 2.0
+    return scale, offset

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_interval
-from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, use_normalized
+from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
 
 __all__ = ["TaskActions", "task_actions", "action_info", "given_action_options"]
 
@@ -58,11 +58,7 @@ def task_actions(task: Any) -> TaskActions:
         low = high = np.zeros(0)
     names = [task.joint_names[i] for i in ids]
     if task.rotors is not None:
-        r_scale, r_offset = np.zeros(task.rotors.num_rotors), np.zeros(task.rotors.num_rotors)
-        for g in task.rotors:
-            t_lo, t_hi = (float(v) for v in task.rotors.group(g).cfg.thrust_range)
-            cols = task.rotors.columns(g)
-            r_scale[cols], r_offset[cols] = (t_hi - t_lo) / 2.0, (t_hi + t_lo) / 2.0
+        r_scale, r_offset = thrust_mapping(task.rotors)
         r = task.rotors.num_rotors
         scale, offset = np.concatenate([scale, r_scale]), np.concatenate([offset, r_offset])
         low, high = np.concatenate([low, -np.ones(r)]), np.concatenate([high, np.ones(r)])

@@ -37,7 +37,7 @@ from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
-from ..actions import per_element, position_bounds
+from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
 from ..groups import ActuatorGroups, split_groups
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
@@ -87,6 +87,13 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action_mode: ``"position"`` (joint targets), ``"velocity"`` (joint velocity targets),
             ``"effort"`` (feed-forward efforts) or ``"position_velocity"`` (both targets; action
             ``[positions..., velocities...]``).
+        normalize_actions: True: the action space is ``Box(-1, 1)`` and ``[-1, 1]`` maps onto each
+            joint's reachable targets -- position: the joint range (``offset`` its middle, ``scale``
+            its half-width; unlimited joints ``qpos0 +- pi rad`` (1 m)); velocity:
+            ``+-actuator_velocity_limit``; effort: ``+-actuator_effort_limit`` (where that limit is
+            infinite or randomized, the mode's default scale below). False: ``action_scale`` /
+            ``action_offset``. None (default): True unless ``action_scale`` or ``action_offset`` is
+            given. See docs/wrapper.md.
         action_scale: a number or a per-action-element array. ``None`` = the mode's default:
             position 0.5 rad (m) per unit; velocity 5.0 rad/s (m/s) per unit; effort the env
             actuator's peak force ``gear * max|ctrlrange|`` [N·m or N] (1.0 where there is none).
@@ -103,6 +110,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     :attr:`joint_names` lists them, and every telemetry array follows that order. With rotor groups
     (``ThrusterCfg``; joint options then do not apply) it covers :attr:`rotor_names`, one thrust
     command in ``[-1, 1]`` each, and :attr:`collection` is None (:attr:`groups` holds both kinds).
+    :attr:`action_scale` / :attr:`action_offset` (and ``info["action_scale"]`` /
+    ``info["action_offset"]`` of every reset) give the mapping ``target = offset + scale * action``
+    in force, per action element (rotors: thrust [N]).
     """
 
     def __init__(
@@ -115,10 +125,12 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         action_offset: Any = "default",
         joints: Sequence[str] | None = None,
         initial_thrust: Any = None,
+        normalize_actions: bool | None = None,
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self, actuators=actuators, action_mode=action_mode, action_scale=action_scale,
             action_offset=action_offset, joints=joints, initial_thrust=initial_thrust,
+            normalize_actions=normalize_actions,
         )
         gym.Wrapper.__init__(self, env)
         if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
@@ -138,7 +150,13 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """The rotor groups (:class:`~actuator_gym.rotors.RotorGroups`), or None."""
         self.rotor_names: tuple[str, ...] = ()
         joint_cfgs, rotor_cfgs = split_groups(actuators) if isinstance(actuators, Mapping) else (actuators, {})
+        given = {"action_scale": action_scale is not None,
+                 "action_offset": not (isinstance(action_offset, str) and action_offset == "default")}
+        normalized = use_normalized(normalize_actions, given, "ActuatorWrapper")
         if rotor_cfgs:
+            if normalize_actions is False:
+                raise ValueError("ActuatorWrapper: normalize_actions=False applies to joint groups; rotor actions are "
+                                 "thrust commands in [-1, 1] mapped onto each group's thrust_range")
             self._init_rotor_groups(joint_cfgs, rotor_cfgs, joints, action_scale, action_offset, initial_thrust)
             return
         if initial_thrust is not None:
@@ -190,7 +208,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
                         if self.collection.engine_servo_groups else None)
         property_writes = self._plan_joint_properties()
-        self._setup_action_space(action_scale, action_offset, env_acts)
+        self._setup_action_space(action_scale, action_offset, env_acts, normalized)
 
         # -- hot-path buffers ----------------------------------------------------------------
         c = self.collection
@@ -235,6 +253,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.groups = ActuatorGroups(None, self.rotors)
         r = self.rotors.num_rotors
         self.action_space = gym.spaces.Box(-np.ones(r, np.float32), np.ones(r, np.float32), dtype=np.float32)
+        self._scale, self._offset = thrust_mapping(self.rotors)
         self._nact, self._channels = r, ["thrust"]
         self._labels = [f"thrust command of rotor '{n}'" for n in self.rotor_names]
         self._ctrl, self._dt = data.ctrl, float(model.opt.timestep)
@@ -310,7 +329,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 writes.append((arr, dofs, vals))
         return writes
 
-    def _setup_action_space(self, action_scale, action_offset, env_acts) -> None:
+    def _setup_action_space(self, action_scale, action_offset, env_acts, normalized: bool) -> None:
         J, mode = len(self.joint_names), self.action_mode
         channels = {"position": ["pos"], "velocity": ["vel"], "effort": ["eff"], "position_velocity": ["pos", "vel"]}[mode]
         self._channels = channels
@@ -329,6 +348,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                     eff_scale[self.joint_names.index(name)] = peak
         default_scale = {"pos": np.full(J, DEFAULT_POSITION_SCALE), "vel": np.full(J, DEFAULT_VELOCITY_SCALE), "eff": eff_scale}
         default_offset = {"pos": self.backend.joints.default_pos[self._cols_idx].copy(), "vel": np.zeros(J), "eff": np.zeros(J)}
+        if normalized:
+            self._setup_normalized(channels, default_scale)
+            return
         if action_scale is None:
             scale = np.concatenate([default_scale[ch] for ch in channels])
         else:
@@ -349,6 +371,33 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             low[:J], high[:J] = position_bounds(self._range, self._kinds, scale[:J], offset[:J])
         self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
         self._nact = A
+
+    def _setup_normalized(self, channels: list[str], default_scale: dict[str, np.ndarray]) -> None:
+        """``Box(-1, 1)`` onto each joint's reachable targets (:func:`~actuator_gym.actions.normalized_mapping`)."""
+        parts = []
+        for ch in channels:
+            if ch == "pos":
+                parts.append(normalized_mapping("position", ranges=self._range, kinds=self._kinds,
+                                                default_pos=self._default_pos))
+            else:
+                name = "actuator_velocity_limit" if ch == "vel" else "actuator_effort_limit"
+                parts.append(normalized_mapping("velocity" if ch == "vel" else "effort", default_scale=default_scale[ch],
+                                                limits=joint_limits(self.collection, self._cols_idx, name)))
+        self._scale = np.concatenate([p[0] for p in parts])
+        self._offset = np.concatenate([p[1] for p in parts])
+        A = len(self._scale)
+        self.action_space = gym.spaces.Box(-np.ones(A, np.float32), np.ones(A, np.float32), dtype=np.float32)
+        self._nact = A
+
+    @property
+    def action_scale(self) -> np.ndarray:
+        """``(num_actions,)`` target units per action unit, per action element (a copy)."""
+        return self._scale.copy()
+
+    @property
+    def action_offset(self) -> np.ndarray:
+        """``(num_actions,)`` the target of action 0, per action element (a copy)."""
+        return self._offset.copy()
 
     # ---------------------------------------------------------------------------------------
     # runtime
@@ -455,6 +504,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._reset_targets()
         info = dict(info)
         info["actuator"] = {"parameters": self.parameters()}
+        info["action_scale"], info["action_offset"] = self.action_scale, self.action_offset
         return obs, info
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:

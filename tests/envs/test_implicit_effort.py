@@ -159,7 +159,7 @@ def _reacher(mode, model="pd"):
     else:
         cfg = DCMotorCfg(effort_mode=mode, saturation_effort=200.0, actuator_velocity_limit=30.0,
                          actuator_effort_limit=150.0, **STIFF)
-    return ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": cfg})
+    return ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": cfg}, action_scale=0.5)  # qpos0 + 0.5 rad * a
 
 
 def _hold(env, steps=40):

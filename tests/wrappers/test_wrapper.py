@@ -60,11 +60,12 @@ def test_wrapper_records_constructor_args_and_keeps_familiar_action_dimension():
     model = env.unwrapped.model
     acts = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, model.actuator_trnid[a, 0]) for a in range(model.nu)]
     assert list(env.joint_names) == acts  # the env's actuator order
-    assert env.action_space.shape == (8,)
-    # position bounds are the pre-image of the joint ranges: qpos0 + 0.5 * a spans the range
+    assert env.action_space == gym.spaces.Box(-1.0, 1.0, (8,), np.float32)  # normalized by default
+    # an explicit scale: position bounds are the pre-image of the joint ranges (qpos0 + 0.5 * a spans the range)
+    explicit = make("Ant-v5", action_mode="position", action_scale=0.5)
     rng = np.array([model.jnt_range[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in acts])
-    np.testing.assert_allclose(env.action_space.low, rng[:, 0] / 0.5, rtol=1e-6)
-    np.testing.assert_allclose(env.action_space.high, rng[:, 1] / 0.5, rtol=1e-6)
+    np.testing.assert_allclose(explicit.action_space.low, rng[:, 0] / 0.5, rtol=1e-6)
+    np.testing.assert_allclose(explicit.action_space.high, rng[:, 1] / 0.5, rtol=1e-6)
     assert make("Ant-v5", action_mode="velocity").action_space.shape == (8,)
     pv = make("Ant-v5", action_mode="position_velocity")
     assert pv.action_space.shape == (16,)
@@ -210,11 +211,13 @@ def test_effort_mode_with_zero_gains_reproduces_the_unwrapped_env(env_id):
         assert r2 == pytest.approx(r1, rel=1e-9, abs=1e-12)
 
 
-def test_position_mode_targets_offset_scale_and_clip():
+@pytest.mark.parametrize("normalized", [True, False])
+def test_position_mode_targets_offset_scale_and_clip(normalized):
     # IdealPD without limit: computed = kp (clip(offset + scale a) - q) - kd qd, from the telemetry
     # (one substep per step: the actuators read the state the previous step left, in telemetry order)
     kp, kd = 20.0, 8.0
-    env = make("Ant-v5", cfg=IdealPDActuatorCfg(stiffness=kp, damping=kd), env_kw={"frame_skip": 1})
+    kw = {} if normalized else {"action_scale": 0.5}
+    env = make("Ant-v5", cfg=IdealPDActuatorCfg(stiffness=kp, damping=kd), env_kw={"frame_skip": 1}, **kw)
     env.reset(seed=0)
     ji = env.backend.joints
     order = [ji.names.index(n) for n in env.joint_names]
@@ -223,7 +226,10 @@ def test_position_mode_targets_offset_scale_and_clip():
     _, _, _, _, info = env.step(a)
     tel = info["actuator"]
     lo, hi = ji.range[order, 0], ji.range[order, 1]
-    target = np.clip(ji.default_pos[order] + 0.5 * a, lo, hi)
+    if normalized:  # [-1, 1] onto each (limited) joint's range
+        target = np.clip((lo + hi) / 2 + (hi - lo) / 2 * a, lo, hi)
+    else:
+        target = np.clip(ji.default_pos[order] + 0.5 * a, lo, hi)
     np.testing.assert_allclose(tel["computed_effort"], kp * (target - q0) - kd * qd0, rtol=1e-12, atol=1e-12)
 
 
