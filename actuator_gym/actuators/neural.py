@@ -493,8 +493,8 @@ class DriveNeuralGRU(_RecurrentDrive):
         def per_col(given, stored, default, what):
             if given is None:
                 given = stored
-            if isinstance(given, Mapping):
-                vals = [given.get(c, default) for c in cols]
+            if isinstance(given, Mapping):  # a column not given: the metadata's value, else the default
+                vals = [given[c] if c in given else stored.get(c, default) if isinstance(stored, Mapping) else default for c in cols]
             else:
                 if not isinstance(given, (list, tuple, np.ndarray, torch.Tensor)):
                     raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {_short(given)}")
