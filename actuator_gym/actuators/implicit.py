@@ -35,15 +35,10 @@ runs per env, batched over the envs, each env stopping on its own:
    At the cap the last iterate is returned whether or not it solves ``r(p) = 0``.
 
 Outputs: ``computed`` = drive law at the predicted state ``(q(p), qd(p))`` (unclamped), ``applied``
-= clamp chain of ``p / h`` at that state.
-
-PID drives (``ImplicitOptions.pid_integral_error``): by default (``"current"``, Newton 1.8's
-``DrivePID.prepare_implicit``) the integral advances once per substep, before the solve, with the
-current error, ``I = clip(I + (q* - q) h, +-integral_max)``, and ``ki I`` is held constant during the
-solve (the warm start, every law evaluation and ``computed`` use it; the slope sees a PD law).
-``"predicted"`` instead advances it with the predicted error ``q* - q(p)`` inside every law
-evaluation (from the integral at the start of the substep), so ``ki h`` adds to the stiffness seen by
-the solve, and the integral is left at ``clip(I + (q* - q(p)) h)`` of the solution.
+= clamp chain of ``p / h`` at that state. A PID integral (``ImplicitOptions.pid_integral_error``),
+by default as Newton 1.8: ``I = clip(I + (q* - q) h, +-integral_max)`` once, before the solve, and
+``ki I`` held during it (warm start, law, ``computed``); ``"predicted"``: every law evaluation advances
+it from the substep's start with ``q* - q(p)``, leaving it at the solution's.
 Everything runs in float64; the model's float32 buffers receive the rounded results.
 
 Gauss elimination without row exchanges is what the pivot floor is defined on. It is replaced by a
@@ -143,10 +138,8 @@ class ImplicitOptions:
     no success stops the env. 0: always the full step (>= 0)."""
 
     pid_integral_error: str = "current"
-    """Which error advances a ``DrivePID`` integral in this mode (module doc): ``"current"`` (Newton
-    1.8: once per substep with ``q* - q`` before the solve, ``ki * integral`` held constant during it)
-    or ``"predicted"`` (with ``q* - q(p)`` at the predicted end-of-substep state, inside the solve).
-    Not a Newton option; ignored for PD drives."""
+    """``DrivePID`` integral error (module doc): ``"current"`` (Newton 1.8, ``q* - q`` before the solve)
+    or ``"predicted"`` (``q* - q(p)`` inside it). Not a Newton option; PD drives ignore it."""
 
     def __post_init__(self) -> None:
         for name in ("max_iters", "ls_iterations"):
@@ -162,9 +155,7 @@ class ImplicitOptions:
         if self.warm_start not in WARM_STARTS:
             raise ValueError(f"ImplicitOptions: warm_start must be one of {WARM_STARTS}, got {self.warm_start!r}")
         if self.pid_integral_error not in PID_INTEGRAL_ERRORS:
-            raise ValueError(
-                f"ImplicitOptions: pid_integral_error must be one of {PID_INTEGRAL_ERRORS}, got {self.pid_integral_error!r}"
-            )
+            raise ValueError(f"ImplicitOptions: pid_integral_error must be one of {PID_INTEGRAL_ERRORS}, got {self.pid_integral_error!r}")
 
 
 DEFAULT_OPTIONS = ImplicitOptions()
@@ -432,10 +423,9 @@ class StablePDSolver:
         v0 = qd if b is None else qd - h * la.matvec(Am, b)
         predicted = pid and opt.pid_integral_error == "predicted"
         if pid:
-            integral0 = la.copy64(self.model_integral)
-            shadow_integral = self.shadow_integral
+            integral0, shadow_integral = la.copy64(self.model_integral), self.shadow_integral
+            la.assign(shadow_integral, integral0)
             if not predicted:  # Newton: advance once with the current error, then hold ki * integral
-                la.assign(shadow_integral, integral0)
                 sd.advance_integral(q, tq, h)
         res_tol2, upd_tol2 = opt.residual_tol**2, opt.update_tol**2
         floor, fd, ls = opt.derivative_floor, opt.fd_epsilon, opt.ls_iterations
@@ -444,10 +434,10 @@ class StablePDSolver:
             out = la.empty()
             if pid and not predicted:  # the integral held
                 sd.held_law(x, v, tq, tqd, tff, out)
-                return out
-            if predicted:  # every evaluation starts from the model's integral
-                la.assign(shadow_integral, integral0)
-            sd.compute(x, v, tq, tqd, tff, h, out)
+            else:
+                if predicted:  # every evaluation advances from the model's integral
+                    la.assign(shadow_integral, integral0)
+                sd.compute(x, v, tq, tqd, tff, h, out)
             return out
 
         def chain(effort, x, v):  # a fresh output per clamp (numpy's in-place ufuncs cost more)

@@ -14,9 +14,15 @@ being reset. The network runs under ``torch.inference_mode`` on the model's devi
 (numpy) path the input rows are filled in place in a float32 buffer that torch reads without a
 copy, and the result is written into the drive's ``out`` array.
 
-Parameters come from the checkpoint's metadata where present (ONNX files carry it, see
-:mod:`.checkpoints`) and may be overridden by keyword; an invalid value is a ``ValueError`` naming
-the drive, the checkpoint file and the allowed range. Formats that can carry code (TorchScript,
+Parameters come from the checkpoint's metadata where present (ONNX, ``.npz``, and the
+``metadata.json`` extra file of TorchScript / ``.pt2`` archives, see :mod:`.checkpoints`).
+``metadata=`` adds to and overrides the file's keys; keywords override both for scales and
+normalization, while a layout key (``input_order``, ``input_idx``, ``input_columns``) given as a
+keyword must agree with the metadata (a network runs only on the layout it was trained with).
+Every scale the metadata declares is checked, even when overridden. An MLP with neither keyword nor
+metadata takes Newton's defaults ``input_order="pos_vel"``, ``input_idx=[0]``. An invalid value is a
+``ValueError`` naming the drive, the checkpoint file (and for metadata values the key and where it
+came from) and the allowed range. Formats that can carry code (TorchScript,
 torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``. What a checkpoint may
 declare (sizes, the MLP's history length) is bounded by ``limits=`` (default:
 :func:`~.limits.current_network_limits`, see :class:`~.limits.NetworkLimits`).
@@ -253,8 +259,8 @@ class DriveNeuralMLP(_NeuralDrive):
         network_file: checkpoint path (ONNX with metadata, weights .npz, or -- trusted only --
             TorchScript / torch.export / pickled state dict).
         network: alternatively an ``nn.Module`` mapping ``(batch, 2 * len(input_idx)) -> (batch, 1)``.
-        input_order: ``"pos_vel"`` or ``"vel_pos"``.
-        input_idx: history indices [substeps], e.g. ``[0, 2, 4]``.
+        input_order: ``"pos_vel"`` or ``"vel_pos"`` (default: the metadata's, else ``"pos_vel"``).
+        input_idx: history indices [substeps], e.g. ``[0, 2, 4]`` (default: the metadata's, else ``[0]``).
         pos_scale [1/rad], vel_scale [s/rad]: input scales (default 1).
         torque_scale [N·m]: output scale (default 1); ``effort_scale`` is Newton's name for it.
         allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
