@@ -128,6 +128,9 @@ def _model_table() -> dict[str, type]:
     for name, cls_name in (("ActuatorNetMLP", "ActuatorNetMLPCfg"), ("ActuatorNetLSTM", "ActuatorNetLSTMCfg")):
         if hasattr(_models, cls_name):
             table[name] = getattr(_models, cls_name)
+    from .actuators.net_models import ActuatorNetGRUCfg
+
+    table["ActuatorNetGRU"] = ActuatorNetGRUCfg
     return table
 
 

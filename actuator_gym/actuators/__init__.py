@@ -3,7 +3,8 @@
 Layout: :mod:`.part` (the ``Part`` base and the capabilities each part class declares),
 :mod:`.delay`, :mod:`.drives`, :mod:`.clamps`, :mod:`.neural` (the parts by kind; :mod:`.parts`
 re-exports the first four), :mod:`.params` (parameter values), :mod:`.actuator` (``Actuator``),
-:mod:`.implicit` (the Stable-PD effort mode), :mod:`.models` (named configs), :mod:`.thruster`.
+:mod:`.implicit` (the Stable-PD effort mode), :mod:`.models` (named configs; :mod:`.net_models`:
+the GRU net config), :mod:`.thruster`.
 
 Import direction: this package depends on nothing else of actuator_gym except ``randomization``,
 ``_array``, ``_checks`` (value rules) and ``_safe_io`` (bounded file readers); wrappers, envs and backends
@@ -25,6 +26,7 @@ from .models import (
     ImplicitActuatorCfg,
     RemotizedPDActuatorCfg,
 )
+from .net_models import ActuatorNetGRUCfg
 from .neural import DriveNeuralGRU, DriveNeuralLSTM, DriveNeuralMLP
 from .params import Param
 from .parts import (
@@ -67,6 +69,7 @@ __all__ = [
     "body_wrench",
     "ActuatorNetMLPCfg",
     "ActuatorNetLSTMCfg",
+    "ActuatorNetGRUCfg",
     "DriveNeuralMLP",
     "DriveNeuralLSTM",
     "DriveNeuralGRU",

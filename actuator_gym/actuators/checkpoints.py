@@ -11,14 +11,26 @@ ONNX (``.onnx``)   protobuf graph + weights; our metadata is   data: always load
 weights ``.npz``   raw tensors named like a torch state dict   data: always loads
                    (+ optional ``__metadata__`` JSON string)
 TorchScript        zip with ``code/`` and ``constants.pkl``    carries code: needs
-(``.pt``)          (published actuator nets, Isaac Lab)        ``allow_unsafe_checkpoint=True``
-torch.export       zip with ``archive_format`` / ``models/``   carries code: needs the flag
-(``.pt2``)
+(``.pt``)          (published actuator nets, Isaac Lab);       ``allow_unsafe_checkpoint=True``
+                   optional extra file ``metadata.json``
+torch.export       zip with ``archive_format`` / ``models/``;  carries code: needs the flag
+(``.pt2``)         optional extra file ``metadata.json``
 pickle             ``torch.save`` files and plain pickles      carries code: needs the flag; even
                                                                then read with
                                                                ``torch.load(weights_only=True)``
                                                                (a state dict only)
 =================  ==========================================  =====================================
+
+**Metadata.** ONNX: one JSON object under the model property ``metadata``; ``.npz``: the
+``__metadata__`` array; TorchScript and torch.export: the extra file ``metadata.json`` (written by
+``torch.jit.save(..., _extra_files=...)`` / ``torch.export.save(..., extra_files=...)``; Newton reads
+it from ``.pt2``). Archive metadata is read with :mod:`zipfile` before the archive's code is loaded
+(at most :data:`METADATA_MAX_BYTES`, UTF-8, a JSON object nested at most
+``_safe_io.JSON_MAX_DEPTH``, finite numbers): it is data, never executed. The keys are Newton's
+(``input_order``, ``input_idx``, ``pos_scale``, ``vel_scale``, ``effort_scale`` / ``torque_scale``,
+``num_layers``, ``hidden_size``, ``model_type``, GRU ``input_columns`` / ``normalization`` /
+``sample_dt_s``); ``metadata=`` supplements and overrides the file's keys, and the drives' keywords
+override both (rules in :mod:`.neural`).
 
 **How ONNX graphs are read and executed** (:mod:`.onnx_reader`). The file is parsed with the
 ``onnx`` package (protobuf only, no code is run), its declared sizes are checked against
@@ -229,21 +241,31 @@ def network_from_state_dict(
 # TorchScript / torch.export adapters (trusted files only)
 # ---------------------------------------------------------------------------------------------
 class _BatchFirstRecurrent(nn.Module):
-    """Isaac Lab's convention: ``net(x (batch, 1, F), (h, c)) -> (effort, (h, c))`` (GRU: ``h``)."""
+    """Isaac Lab's (and Newton's ``.pt2``) convention: ``net(x (batch, 1, F), (h, c)) -> (effort, (h, c))``
+    (GRU: ``h``). The state size comes from the metadata's ``num_layers`` / ``hidden_size`` where
+    given, else from the module's ``lstm`` / ``gru`` submodule (a torch.export module keeps the
+    submodule but not its attributes, so there the metadata is needed)."""
 
     def __init__(self, module, kind: str, meta: Mapping[str, Any], source: str):
         super().__init__()
         self.inner = module
         self.num_states = 2 if kind == "lstm" else 1
-        rnn = getattr(module, "lstm" if kind == "lstm" else "gru", None)
-        try:
-            self.num_layers = int(meta.get("num_layers", rnn.num_layers if rnn is not None else None))
-            self.hidden_size = int(meta.get("hidden_size", rnn.hidden_size if rnn is not None else None))
-        except (TypeError, AttributeError):
-            raise ValueError(
-                f"{source}: cannot tell the {kind.upper()} size: the module has no attribute "
-                f"'{'lstm' if kind == 'lstm' else 'gru'}' and the metadata gives no num_layers/hidden_size"
-            ) from None
+        attr = "lstm" if kind == "lstm" else "gru"
+        rnn = getattr(module, attr, None)
+        for name in ("num_layers", "hidden_size"):
+            if name in meta:  # the metadata first: the submodule is read only when the key is absent
+                v, where = meta[name], "the metadata"
+            else:
+                v, where = getattr(rnn, name, None), f"the module's '{attr}' submodule"
+            if v is None:
+                raise ValueError(
+                    f"{source}: cannot tell the {kind.upper()} size: the metadata gives no {name} and the module has "
+                    f"no '{attr}' submodule with that attribute; add num_layers and hidden_size to the checkpoint's "
+                    f"metadata.json (or pass metadata=)"
+                )
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not float(v).is_integer() or v < 1:
+                raise ValueError(f"{source}: {name} in {where} must be an integer >= 1, got {v!r}")
+            setattr(self, name, int(v))
 
     def forward(self, x, state):
         if self.num_states == 2:
@@ -277,6 +299,36 @@ def _sniff(path: Path) -> str:
     if head[:1] == b"\x80":
         return "pickle"
     return "onnx"
+
+
+METADATA_MAX_BYTES = 1 << 20
+"""Largest ``metadata.json`` read from a TorchScript / torch.export archive (bytes)."""
+
+
+def _archive_metadata(path: Path) -> dict:
+    """The JSON object in a TorchScript / torch.export archive's extra file ``metadata.json``
+    (``{}`` when absent), read with :mod:`zipfile` -- never through the archive's loader: its declared
+    and actual size at most :data:`METADATA_MAX_BYTES`, then :func:`parse_json_object`."""
+    with zipfile.ZipFile(path) as zf:
+        entries = [i for i in zf.infolist() if i.filename.split("/", 1)[-1] in ("extra/metadata.json", "extra_files/metadata.json")]
+        if not entries:
+            return {}
+        if len(entries) > 1:
+            raise ValueError(f"{path}: the archive holds {len(entries)} 'metadata.json' extra files; allowed: one")
+        info = entries[0]
+        if info.file_size > METADATA_MAX_BYTES:
+            raise ValueError(
+                f"{path}: the extra file 'metadata.json' is {info.file_size} bytes; allowed: at most {METADATA_MAX_BYTES}"
+            )
+        with zf.open(info) as fh:
+            raw = fh.read(METADATA_MAX_BYTES + 1)
+    if len(raw) > METADATA_MAX_BYTES:
+        raise ValueError(f"{path}: the extra file 'metadata.json' is over {METADATA_MAX_BYTES} bytes; allowed: at most that")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: the extra file 'metadata.json' is not UTF-8 text") from None
+    return parse_json_object(text, str(path), "the extra file 'metadata.json'") if text.strip() else {}
 
 
 def _unsafe_error(path: Path, fmt: str) -> ValueError:
@@ -330,18 +382,15 @@ def load_network(
             if raw is not None:
                 meta = parse_json_object(str(raw), str(p), "the '__metadata__' array")
             module = network_from_state_dict(arrays, kind, {**meta, **extra_meta}, str(p))
-        elif fmt == "torchscript":
-            with warnings.catch_warnings():  # torch marks TorchScript deprecated; the format is still what is published
-                warnings.simplefilter("ignore", DeprecationWarning)
-                module = torch.jit.load(str(p), map_location="cpu")
-            if kind != "mlp":
-                module = _BatchFirstRecurrent(module, kind, extra_meta, str(p))
-        elif fmt == "torch.export":
-            extra = {"metadata.json": ""}
-            program = torch.export.load(str(p), extra_files=extra)
-            if extra["metadata.json"]:
-                meta = parse_json_object(extra["metadata.json"], str(p), "the extra file 'metadata.json'")
-            module = program.module()
+        elif fmt in ("torchscript", "torch.export"):
+            meta = _archive_metadata(p)  # before the archive's code is loaded
+            _check_kind(meta, kind, p)
+            if fmt == "torchscript":
+                with warnings.catch_warnings():  # torch marks TorchScript deprecated; the format is still what is published
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    module = torch.jit.load(str(p), map_location="cpu")
+            else:
+                module = torch.export.load(str(p)).module()
             if kind != "mlp":
                 module = _BatchFirstRecurrent(module, kind, {**meta, **extra_meta}, str(p))
         elif fmt == "pickle":

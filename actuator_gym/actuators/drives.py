@@ -108,16 +108,27 @@ class DrivePID(DrivePD):
     _dt_checked: Any = ()  # the last dt float that passed check_dt (callers reuse one object)
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
+        self.advance_integral(q, tq, dt)
+        self.held_law(q, qd, tq, tqd, tff, out)
+
+    def advance_integral(self, q, tq, dt) -> None:
+        """``integral = clip(integral + (q* - q) * dt, -integral_max, integral_max)`` (``dt`` [s] checked
+        before the integral changes). ``compute`` is this followed by :meth:`held_law`; the Stable-PD
+        solve calls the two separately (once per substep, then the law with the integral held)."""
         if dt is not self._dt_checked:
             if dt is None:
                 raise ValueError(f"{self._ctx.owner}: DrivePID needs dt= (the substep in s)")
             self._dt_value = check_dt(dt, f"{self._ctx.owner}: DrivePID")
             self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
         xp, tmp, integ = self._ctx.ops.xp, self._tmp, self._integral
-        super().compute(q, qd, tq, tqd, tff, dt, out)
         xp.subtract(tq, q, out=tmp)
         xp.multiply(tmp, self._dt_value, out=tmp)
         xp.add(integ, tmp, out=integ)
         clamp_between(xp, integ, self._neg_imax, self.params["integral_max"].array, integ)
-        xp.multiply(self.params["ki"].array, integ, out=tmp)
-        xp.add(out, tmp, out=out)
+
+    def held_law(self, q, qd, tq, tqd, tff, out) -> None:
+        """The PD law plus ``ki * integral`` with the integral as it stands (not advanced)."""
+        super().compute(q, qd, tq, tqd, tff, None, out)
+        tmp = self._tmp
+        self._ctx.ops.xp.multiply(self.params["ki"].array, self._integral, out=tmp)
+        self._ctx.ops.xp.add(out, tmp, out=out)

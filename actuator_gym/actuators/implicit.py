@@ -35,7 +35,10 @@ runs per env, batched over the envs, each env stopping on its own:
    At the cap the last iterate is returned whether or not it solves ``r(p) = 0``.
 
 Outputs: ``computed`` = drive law at the predicted state ``(q(p), qd(p))`` (unclamped), ``applied``
-= clamp chain of ``p / h`` at that state. A PID integral advances once, with the predicted error.
+= clamp chain of ``p / h`` at that state. A PID integral (``ImplicitOptions.pid_integral_error``),
+by default as Newton 1.8: ``I = clip(I + (q* - q) h, +-integral_max)`` once, before the solve, and
+``ki I`` held during it (warm start, law, ``computed``); ``"predicted"``: every law evaluation advances
+it from the substep's start with ``q* - q(p)``, leaving it at the solution's.
 Everything runs in float64; the model's float32 buffers receive the rounded results.
 
 Gauss elimination without row exchanges is what the pivot floor is defined on. It is replaced by a
@@ -66,8 +69,8 @@ laws are the parts' own code. One algorithm, two array libraries (:class:`NumpyL
 Per call: the warm start and the first residual (2 law evaluations), then per Newton iteration
 the slope and the full-step trial (2); the accepted trial's residual, state and unclamped law are
 carried over as the next iterate's (no re-evaluation), and the unclamped law at the solution is
-the ``computed`` output (a PID drive evaluates it once more to leave its integral at the
-predicted state). The clamp chain of ``p / h`` gives ``applied``.
+the ``computed`` output (with ``pid_integral_error="predicted"`` a PID drive evaluates it once more
+to leave its integral at the predicted state). The clamp chain of ``p / h`` gives ``applied``.
 
 Supported drives: ``DrivePD`` and ``DrivePID`` with any clamp chain; an ``Actuator`` with a learned
 drive refuses ``effort_mode="implicit"`` at construction (``ValueError``).
@@ -98,6 +101,7 @@ SUFFICIENT_DECREASE = 1e-4  # line search: accept a if |r|^2 drops to at most (1
 FAST_FLOOR_MAX = 0.5  # library solve allowed while derivative_floor <= this (pivots are >= 1 there)
 SMALL_SOLVE = 4096  # num_envs * J * J up to which the numpy path solves with np.linalg.solve
 WARM_STARTS = ("explicit", "zero")
+PID_INTEGRAL_ERRORS = ("current", "predicted")
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,10 @@ class ImplicitOptions:
     """Step lengths tried per Newton iteration (1, 1/2, 1/4, ...) until the residual drops enough;
     no success stops the env. 0: always the full step (>= 0)."""
 
+    pid_integral_error: str = "current"
+    """``DrivePID`` integral error (module doc): ``"current"`` (Newton 1.8, ``q* - q`` before the solve)
+    or ``"predicted"`` (``q* - q(p)`` inside it). Not a Newton option; PD drives ignore it."""
+
     def __post_init__(self) -> None:
         for name in ("max_iters", "ls_iterations"):
             v = getattr(self, name)
@@ -146,6 +154,8 @@ class ImplicitOptions:
                 raise ValueError(f"ImplicitOptions: {name} must be a finite number {rng}, got {v!r}")
         if self.warm_start not in WARM_STARTS:
             raise ValueError(f"ImplicitOptions: warm_start must be one of {WARM_STARTS}, got {self.warm_start!r}")
+        if self.pid_integral_error not in PID_INTEGRAL_ERRORS:
+            raise ValueError(f"ImplicitOptions: pid_integral_error must be one of {PID_INTEGRAL_ERRORS}, got {self.pid_integral_error!r}")
 
 
 DEFAULT_OPTIONS = ImplicitOptions()
@@ -411,17 +421,23 @@ class StablePDSolver:
         q, qd, tq, tqd, tff = la.asarray(q), la.asarray(qd), la.asarray(tq), la.asarray(tqd), la.asarray(tff)
         Am = la.operand(A)
         v0 = qd if b is None else qd - h * la.matvec(Am, b)
+        predicted = pid and opt.pid_integral_error == "predicted"
         if pid:
-            integral0 = la.copy64(self.model_integral)
-            shadow_integral = self.shadow_integral
+            integral0, shadow_integral = la.copy64(self.model_integral), self.shadow_integral
+            la.assign(shadow_integral, integral0)
+            if not predicted:  # Newton: advance once with the current error, then hold ki * integral
+                sd.advance_integral(q, tq, h)
         res_tol2, upd_tol2 = opt.residual_tol**2, opt.update_tol**2
         floor, fd, ls = opt.derivative_floor, opt.fd_epsilon, opt.ls_iterations
 
         def law(x, v):
-            if pid:  # every evaluation starts from the model's integral
-                la.assign(shadow_integral, integral0)
             out = la.empty()
-            sd.compute(x, v, tq, tqd, tff, h, out)
+            if pid and not predicted:  # the integral held
+                sd.held_law(x, v, tq, tqd, tff, out)
+            else:
+                if predicted:  # every evaluation advances from the model's integral
+                    la.assign(shadow_integral, integral0)
+                sd.compute(x, v, tq, tqd, tff, h, out)
             return out
 
         def chain(effort, x, v):  # a fresh output per clamp (numpy's in-place ufuncs cost more)
@@ -436,7 +452,7 @@ class StablePDSolver:
 
         def state(p):
             """``(p, x, v, g, law, r, |r|^2)`` at impulse ``p``; the unclamped law is kept so the
-            output needs no extra evaluation (a PID re-evaluates it for its integral)."""
+            output needs no extra evaluation (a predicted-error PID re-evaluates it for its integral)."""
             v = v0 + la.matvec(Am, p)
             x = q + h * v
             e = law(x, v)
@@ -491,8 +507,8 @@ class StablePDSolver:
                 break
 
         p, x, v, _, lp, _, _ = cur
-        computed = law(x, v) if pid else lp
-        if pid:  # the integral advanced with the predicted error
+        computed = law(x, v) if predicted else lp  # predicted: leaves the integral at the solution
+        if pid:
             la.assign(self.model_integral, shadow_integral)
         applied = chain(p / h, x, v)
         return computed, applied

@@ -14,9 +14,15 @@ being reset. The network runs under ``torch.inference_mode`` on the model's devi
 (numpy) path the input rows are filled in place in a float32 buffer that torch reads without a
 copy, and the result is written into the drive's ``out`` array.
 
-Parameters come from the checkpoint's metadata where present (ONNX files carry it, see
-:mod:`.checkpoints`) and may be overridden by keyword; an invalid value is a ``ValueError`` naming
-the drive, the checkpoint file and the allowed range. Formats that can carry code (TorchScript,
+Parameters come from the checkpoint's metadata where present (ONNX, ``.npz``, and the
+``metadata.json`` extra file of TorchScript / ``.pt2`` archives, see :mod:`.checkpoints`).
+``metadata=`` adds to and overrides the file's keys; keywords override both for scales and
+normalization, while a layout key (``input_order``, ``input_idx``, ``input_columns``) given as a
+keyword must agree with the metadata (a network runs only on the layout it was trained with).
+Every scale the metadata declares is checked, even when overridden. An MLP with neither keyword nor
+metadata takes Newton's defaults ``input_order="pos_vel"``, ``input_idx=[0]``. An invalid value is a
+``ValueError`` naming the drive, the checkpoint file (and for metadata values the key and where it
+came from) and the allowed range. Formats that can carry code (TorchScript,
 torch.export, pickle) load only with ``allow_unsafe_checkpoint=True``. What a checkpoint may
 declare (sizes, the MLP's history length) is bounded by ``limits=`` (default:
 :func:`~.limits.current_network_limits`, see :class:`~.limits.NetworkLimits`).
@@ -65,20 +71,7 @@ def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases
     return default
 
 
-def _io_scales(owner: str, meta, pos_scale, vel_scale, torque_scale, effort_scale) -> tuple[float, float, float]:
-    """``(pos_scale, vel_scale, torque_scale)``: keyword, else checkpoint metadata, else 1; each
-    finite and non-zero. ``effort_scale`` is Newton's name for ``torque_scale``; giving both with
-    different values is an error."""
-    if torque_scale is not None and effort_scale is not None:
-        ts, es = _finite_scale(owner, "torque_scale", torque_scale), _finite_scale(owner, "effort_scale", effort_scale)
-        if ts != es:
-            raise ValueError(f"{owner}: torque_scale ({ts}) and effort_scale ({es}) disagree; give one")
-    ts = torque_scale if torque_scale is not None else effort_scale
-    return (
-        _finite_scale(owner, "pos_scale", _pick("pos_scale", pos_scale, meta, 1.0), nonzero=True),
-        _finite_scale(owner, "vel_scale", _pick("vel_scale", vel_scale, meta, 1.0), nonzero=True),
-        _finite_scale(owner, "torque_scale", _pick("torque_scale", ts, meta, 1.0, "effort_scale"), nonzero=True),
-    )
+_SCALE_KEYS = ("pos_scale", "vel_scale", "torque_scale", "effort_scale")
 
 
 def _finite_scale(owner: str, name: str, v: Any, nonzero: bool = False) -> float:
@@ -166,9 +159,57 @@ class _NeuralDrive(Drive):
             network.eval()  # our convention: inference only
             self.net = LoadedNetwork(module=network, kind=self.KIND, metadata={}, source=f"<{type(network).__name__}>")
             self._raw = {"network": self.net.source}
-        self.metadata = {**self.net.metadata, **dict(metadata or {})}
+        self._arg_metadata = dict(_mapping(f"{name} ({self.net.source})", "metadata", metadata))
+        self.metadata = {**self.net.metadata, **self._arg_metadata}
         self._owner = f"{name} ({self.net.source})"
         """Names the drive and its checkpoint in error messages."""
+
+    def _origin(self, key: str) -> str:
+        """Where metadata ``key`` came from, for error messages."""
+        return "the metadata= argument" if key in self._arg_metadata else f"the metadata of {self.net.source}"
+
+    def _layout(self, key: str, given: Any) -> Any:
+        """A layout key (what the network was trained on: ``input_order``, ``input_idx``,
+        ``input_columns``): the keyword, else the metadata's; both given and different is a
+        ``ValueError`` (a network cannot be fed another layout than it was trained with)."""
+        m = self.metadata
+        if given is not None and key in m:
+            norm = lambda x: [v for v in x] if isinstance(x, (list, tuple, np.ndarray, torch.Tensor)) else x  # noqa: E731
+            if norm(given) != norm(m[key]):
+                raise ValueError(
+                    f"{self._owner}: {key}={_short(given)} disagrees with {key}={_short(m[key])} in {self._origin(key)}; "
+                    f"the input layout a network was trained with cannot be overridden (omit {key}= to use it)"
+                )
+        return given if given is not None else m.get(key)
+
+    def _io_scales(self, pos_scale, vel_scale, torque_scale, effort_scale) -> tuple[float, float, float]:
+        """``(pos_scale, vel_scale, torque_scale)``: keyword, else metadata, else 1; each finite and
+        non-zero. ``effort_scale`` is Newton's name for ``torque_scale`` (keyword or metadata key);
+        both given with different values is an error. Every scale the metadata declares is checked,
+        also when a keyword overrides it (a bad value in a file is an error naming the file)."""
+        me, m = self._owner, self.metadata
+        stored = {k: _finite_scale(me, f"{k} in {self._origin(k)}", m[k], nonzero=True) for k in _SCALE_KEYS if k in m}
+        given = {
+            k: _finite_scale(me, k, v, nonzero=True)
+            for k, v in zip(_SCALE_KEYS, (pos_scale, vel_scale, torque_scale, effort_scale))
+            if v is not None
+        }
+        for src, where in ((stored, "in the metadata"), (given, "as keywords")):
+            if "torque_scale" in src and "effort_scale" in src and src["torque_scale"] != src["effort_scale"]:
+                raise ValueError(
+                    f"{me}: torque_scale ({src['torque_scale']}) and effort_scale ({src['effort_scale']}) disagree "
+                    f"{where}; they are one scale (effort_scale is Newton's name): give one"
+                )
+
+        def pick(*keys):
+            for src in (given, stored):
+                for k in keys:
+                    if k in src:
+                        return src[k]
+            return 1.0
+
+        return pick("pos_scale"), pick("vel_scale"), pick("torque_scale", "effort_scale")
+
 
     def _validate(self, in_features: int) -> None:
         validate_network(self.net, in_features, limits=self.limits)
@@ -218,8 +259,8 @@ class DriveNeuralMLP(_NeuralDrive):
         network_file: checkpoint path (ONNX with metadata, weights .npz, or -- trusted only --
             TorchScript / torch.export / pickled state dict).
         network: alternatively an ``nn.Module`` mapping ``(batch, 2 * len(input_idx)) -> (batch, 1)``.
-        input_order: ``"pos_vel"`` or ``"vel_pos"``.
-        input_idx: history indices [substeps], e.g. ``[0, 2, 4]``.
+        input_order: ``"pos_vel"`` or ``"vel_pos"`` (default: the metadata's, else ``"pos_vel"``).
+        input_idx: history indices [substeps], e.g. ``[0, 2, 4]`` (default: the metadata's, else ``[0]``).
         pos_scale [1/rad], vel_scale [s/rad]: input scales (default 1).
         torque_scale [N·m]: output scale (default 1); ``effort_scale`` is Newton's name for it.
         allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
@@ -247,22 +288,33 @@ class DriveNeuralMLP(_NeuralDrive):
         limits: NetworkLimits | None = None,
     ):
         super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
-        me, m = self._owner, self.metadata
-        order = _pick("input_order", input_order, m, None)
+        me = self._owner
+        if input_order is not None and input_order not in ("pos_vel", "vel_pos"):
+            raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {input_order!r}")
+        if input_idx is not None:  # the keyword's range first, then its agreement with the metadata
+            input_idx = _history(me, input_idx, self.limits)
+        order = self._layout("input_order", input_order)
+        idx = self._layout("input_idx", input_idx)
+        defaulted = [k for k, v in (("input_order", order), ("input_idx", idx)) if v is None]
+        order = "pos_vel" if order is None else order  # Newton's defaults
+        idx = [0] if idx is None else idx
         if order not in ("pos_vel", "vel_pos"):
-            raise ValueError(
-                f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {order!r} "
-                f"({'not in the checkpoint metadata; pass input_order=' if order is None else self.net.source})"
-            )
-        idx = _pick("input_idx", input_idx, m, None)
-        if idx is None:
-            raise ValueError(f"{me}: input_idx is required (history indices, e.g. [0, 2, 4]); not in {self.net.source}")
+            raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {order!r}")
         idx = _history(me, idx, self.limits)
         self.input_order = order
         self.input_idx = idx
         self.history_length = max(idx) + 1
-        self.pos_scale, self.vel_scale, self.torque_scale = _io_scales(me, m, pos_scale, vel_scale, torque_scale, effort_scale)
-        self._validate(2 * len(idx))
+        self.pos_scale, self.vel_scale, self.torque_scale = self._io_scales(pos_scale, vel_scale, torque_scale, effort_scale)
+        try:
+            self._validate(2 * len(idx))
+        except ValueError as exc:
+            if not defaulted:
+                raise
+            raise ValueError(
+                f"{exc} -- {' and '.join(defaulted)} came from neither a keyword nor the checkpoint's metadata, so Newton's "
+                f"defaults were used (input_order='pos_vel', input_idx=[0]: {2 * len(idx)} inputs); pass the ones the "
+                f"network was trained with"
+            ) from None
 
     def _setup(self, ctx):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
@@ -361,8 +413,7 @@ class DriveNeuralLSTM(_RecurrentDrive):
         limits: NetworkLimits | None = None,
     ):
         super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
-        me, m = self._owner, self.metadata
-        self.pos_scale, self.vel_scale, self.torque_scale = _io_scales(me, m, pos_scale, vel_scale, torque_scale, effort_scale)
+        self.pos_scale, self.vel_scale, self.torque_scale = self._io_scales(pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
 
@@ -427,7 +478,7 @@ class DriveNeuralGRU(_RecurrentDrive):
     ):
         super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
         me, m = self._owner, self.metadata
-        cols = _pick("input_columns", input_columns, m, None)
+        cols = self._layout("input_columns", input_columns)
         if not cols:
             raise ValueError(f"{me}: input_columns is required (not in {self.net.source}); known: {list(GRU_INPUT_COLUMNS)}")
         if not isinstance(cols, (list, tuple)) or not all(isinstance(c, str) for c in cols):
@@ -448,8 +499,8 @@ class DriveNeuralGRU(_RecurrentDrive):
         def per_col(given, stored, default, what):
             if given is None:
                 given = stored
-            if isinstance(given, Mapping):
-                vals = [given.get(c, default) for c in cols]
+            if isinstance(given, Mapping):  # a column not given: the metadata's value, else the default
+                vals = [given[c] if c in given else stored.get(c, default) if isinstance(stored, Mapping) else default for c in cols]
             else:
                 if not isinstance(given, (list, tuple, np.ndarray, torch.Tensor)):
                     raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {_short(given)}")

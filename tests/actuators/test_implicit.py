@@ -222,16 +222,55 @@ def test_library_solve_equals_elimination_when_pivots_are_safe():
     assert np.allclose(np.einsum("nij,nj->ni", jac, slow), -r, atol=1e-9)
 
 
-def test_pid_implicit_advances_integral_with_predicted_error():
-    h, A, kp, ki = 0.01, 2.0, 500.0, 100.0
-    m = ag.Actuator(drive=ag.DrivePID(kp=kp, ki=ki), num_envs=1, num_joints=1, effort_mode="implicit")
-    out = m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]], dt=h, inverse_mass=[[[A]]])
-    # tau = kp e' + ki (e' h), e' = 1 - h * (A h tau)  =>  tau = (kp + ki h) / (1 + (kp + ki h) A h^2)
-    k = kp + ki * h
-    tau = k / (1 + k * A * h * h)
-    assert out.item() == pytest.approx(tau, rel=1e-5)
-    e_pred = 1.0 - h * A * h * tau
-    assert m.drive.integral_t.item() == pytest.approx(e_pred * h, rel=1e-5)
+def _pid_steps(options, backend="numpy", **gains):
+    """Two substeps of a one-joint implicit PID: ``(outputs, computed, integrals)``."""
+    m = ag.Actuator(drive=ag.DrivePID(**gains), num_envs=1, num_joints=1, effort_mode="implicit", array_backend=backend)
+    if options is not None:
+        m.implicit_options = options
+    outs, comps, integ = [], [], []
+    for q, qd in ((0.0, 0.0), (0.1, 0.5)):
+        outs.append(m.compute(joint_pos=[[q]], joint_vel=[[qd]], target_pos=[[1.0]], dt=0.01, inverse_mass=[[[2.0]]]).item())
+        comps.append(m.computed_effort.item())
+        integ.append(m.drive.integral_t.item())
+    return outs, comps, integ
+
+
+@pytest.mark.parametrize("options,backend", [(None, "numpy"), (ImplicitOptions(pid_integral_error="current"), "torch")])
+def test_pid_implicit_newton_holds_ki_integral_advanced_with_current_error(options, backend):
+    # Newton 1.8 DrivePID.prepare_implicit: I = clip(I + (q* - q) h, +-integral_max) before the solve,
+    # then the PD solve with const = ki I held: tau = (kp (e - h qd) - kd qd + ki I) / (1 + (kp h + kd) A h)
+    h, A, kp, ki, kd, imax = 0.01, 2.0, 500.0, 100.0, 5.0, 0.015
+    outs, comps, integ = _pid_steps(options, backend, kp=kp, ki=ki, kd=kd, integral_max=imax)
+    i1 = 1.0 * h  # step 1: e = 1
+    i2 = min(i1 + 0.9 * h, imax)  # step 2: e = 0.9; 0.019 clamps at 0.015
+    assert integ == pytest.approx([i1, i2], rel=1e-6)
+    for k, (q, qd, i) in enumerate(((0.0, 0.0, i1), (0.1, 0.5, i2))):
+        tau = (kp * (1.0 - q - h * qd) - kd * qd + ki * i) / (1 + (kp * h + kd) * A * h)
+        assert outs[k] == pytest.approx(tau, rel=1e-5)
+        assert comps[k] == pytest.approx(tau, rel=1e-5)  # no clamp: the law at the solution
+
+
+def test_pid_implicit_predicted_error_option():
+    # the integral advances inside the solve with e' = q* - q - h v(p), v(p) = qd + A p:
+    # tau = (kp (e - h qd) - kd qd + ki (I0 + (e - h qd) h)) / (1 + (kp h + kd + ki h^2) A h)
+    h, A, kp, ki, kd = 0.01, 2.0, 500.0, 100.0, 5.0
+    outs, comps, integ = _pid_steps(ImplicitOptions(pid_integral_error="predicted"), kp=kp, ki=ki, kd=kd)
+    i0 = 0.0
+    for k, (q, qd) in enumerate(((0.0, 0.0), (0.1, 0.5))):
+        e = 1.0 - q - h * qd
+        tau = (kp * e - kd * qd + ki * (i0 + e * h)) / (1 + (kp * h + kd + ki * h * h) * A * h)
+        assert outs[k] == pytest.approx(tau, rel=1e-5)
+        assert comps[k] == pytest.approx(tau, rel=1e-5)
+        i0 += (e - h * A * h * tau) * h  # the integral at the predicted state
+        assert integ[k] == pytest.approx(i0, rel=1e-5)
+    newton, _, newton_integ = _pid_steps(None, kp=kp, ki=ki, kd=kd)
+    assert outs[0] != pytest.approx(newton[0], rel=1e-4)  # the two modes differ (by ki h^2 A h / ...: 1.7e-4)
+    assert newton_integ[0] == pytest.approx(h, rel=1e-6)
+
+
+def test_pid_integral_error_option_validation():
+    with pytest.raises(ValueError, match="pid_integral_error must be one of"):
+        ImplicitOptions(pid_integral_error="next")
 
 
 def test_clamp_chain_and_reset_isolation():

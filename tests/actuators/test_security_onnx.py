@@ -348,10 +348,10 @@ def test_bad_metadata_json_names_the_file(tmp_path, raw, fragment):
 
 
 @pytest.mark.parametrize("meta, fragment", [
-    ({"effort_scale": 0}, "torque_scale must be finite and non-zero"),
-    ({"torque_scale": 0.0}, "torque_scale must be finite and non-zero"),
-    ({"pos_scale": 0}, "pos_scale must be finite and non-zero"),
-    ({"vel_scale": "fast"}, "vel_scale must be a number"),
+    ({"effort_scale": 0}, "effort_scale in the metadata of"),
+    ({"torque_scale": 0.0}, "torque_scale in the metadata of"),
+    ({"pos_scale": 0}, "pos_scale in the metadata of"),
+    ({"vel_scale": "fast"}, "must be a number"),
     ({"input_idx": "abc"}, "input_idx must be a non-empty list"),
     ({"input_idx": [0, "x"]}, "input_idx must be a non-empty list"),
     ({"input_idx": [0.5]}, "input_idx must be a non-empty list"),

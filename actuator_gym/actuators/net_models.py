@@ -1,0 +1,107 @@
+"""Isaac Lab 3.0's GRU actuator net, :class:`ActuatorNetGRUCfg`, built from our parts.
+
+    cfg = ActuatorNetGRUCfg(joint_names_expr=[".*_knee"], network_file="gru.pt", allow_unsafe_checkpoint=True,
+                            pos_error_normalization=(0.0, 0.2), vel_normalization=(0.0, 8.0),
+                            output_normalization=(0.0, 30.0), actuator_effort_limit=40.0)
+
+Recipe: :class:`~.neural.DriveNeuralGRU` over the input columns ``position``, ``position_error``,
+``velocity`` (Isaac Lab's fixed ``[q, q* - q, qd]``), each normalized ``(x - mean) / std``, output
+``y * std + mean`` [N·m], then ``ClampingMaxEffort(actuator_effort_limit)`` (Isaac Lab derives it
+from ``IdealPDActuator``: a symmetric ``+-effort_limit``, no DC-motor envelope). ``stiffness`` and
+``damping`` are unused. The hidden state is per ``(env, joint)``, starts at zero and is zeroed only
+for the envs being reset (the LSTM's mechanism, :class:`~.neural._RecurrentDrive`).
+
+Checkpoints: TorchScript (Isaac Lab's format: a ``.gru`` submodule, ``forward(x (batch, 1, 3), h)
+-> (effort, h)``) and torch.export (same convention) with ``allow_unsafe_checkpoint=True``; ONNX
+(a ``GRU`` node, inputs ``input [1, batch, 3]``, ``h_in``) and weights ``.npz`` always. A checkpoint
+whose metadata declares other ``input_columns`` is refused (a network runs only on the layout it was
+trained with).
+
+Differences from Isaac Lab (docs/runtime.md): a non-finite network output is not replaced by 0
+(it propagates, so a broken network is seen); a std below ``GRU_STD_FLOOR`` is floored with a
+warning as in Isaac Lab, and a negative std is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Sequence
+
+from .models import IdealPDActuatorCfg
+from .neural import DriveNeuralGRU
+
+__all__ = ["ActuatorNetGRUCfg", "GRU_STD_FLOOR", "GRU_INPUTS"]
+
+GRU_STD_FLOOR = 1e-8
+"""Smallest normalization std (Isaac Lab's ``_GRU_STD_FLOOR``); smaller ones are raised to it, with a warning."""
+
+GRU_INPUTS = ("position", "position_error", "velocity")
+"""The network's input columns, in order (:data:`~.neural.GRU_INPUT_COLUMNS` names)."""
+
+_INPUT_FIELDS = ("position_normalization", "pos_error_normalization", "vel_normalization")
+
+NormStats = Sequence[float]
+"""``(mean, std)``; ``None``: the checkpoint's normalization metadata (Newton's GRU keys), else the identity ``(0, 1)``."""
+
+
+@dataclass(kw_only=True)
+class ActuatorNetGRUCfg(IdealPDActuatorCfg):
+    """GRU actuator net predicting the total joint effort (Isaac Lab's ``ActuatorNetGRUCfg``),
+    clipped to ``+-actuator_effort_limit`` (module doc). Fields as Isaac Lab's."""
+
+    _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
+    network_file: str | None = None
+    """Path of the checkpoint (module doc; TorchScript / .pt2 only with ``allow_unsafe_checkpoint=True``)."""
+    allow_unsafe_checkpoint: bool = False
+    """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
+    Set it only for files you trust."""
+    position_normalization: NormStats | None = None
+    """``(mean, std)`` [rad] of the joint-position input, ``(q - mean) / std``; None: identity (or the checkpoint's metadata)."""
+    pos_error_normalization: NormStats | None = None
+    """``(mean, std)`` [rad] of the position-error input ``q* - q``; None: identity (or the checkpoint's metadata)."""
+    vel_normalization: NormStats | None = None
+    """``(mean, std)`` [rad/s] of the joint-velocity input; None: identity (or the checkpoint's metadata)."""
+    output_normalization: NormStats | None = None
+    """``(mean, std)`` [N·m] of the output: effort ``= y * std + mean``; None: identity (or the checkpoint's metadata)."""
+
+    def normalization(self, name: str) -> tuple[float, float]:
+        """``(mean, std)`` of field ``name`` checked: two finite numbers, std >= 0 (floored at
+        :data:`GRU_STD_FLOOR` with a warning); ``(0.0, 1.0)`` for None."""
+        me = f"{type(self).__name__}.{name}"
+        v = getattr(self, name)
+        if v is None:
+            return 0.0, 1.0
+        if isinstance(v, (str, bytes)) or not isinstance(v, Sequence) or len(v) != 2:
+            raise ValueError(f"{me} must be (mean, std), two numbers, or None (identity); got {v!r}")
+        out = []
+        for part, x in zip(("mean", "std"), v):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ValueError(f"{me}: {part} must be a finite number, got {x!r}")
+            out.append(float(x))
+        mean, std = out
+        if std < 0.0:
+            raise ValueError(f"{me}: std must be >= 0 (check the (mean, std) order), got {std}")
+        if std < GRU_STD_FLOOR:
+            warnings.warn(f"{me}: std {std} is below {GRU_STD_FLOOR}; using {GRU_STD_FLOOR} (as Isaac Lab)", stacklevel=2)
+            std = GRU_STD_FLOOR
+        return mean, std
+
+    def recipe(self):
+        if self.network_file is None:
+            raise ValueError(f"{type(self).__name__}: network_file is required (path of the actuator network)")
+        given = {c: self.normalization(n) for c, n in zip(GRU_INPUTS, _INPUT_FIELDS) if getattr(self, n) is not None}
+        out = self.normalization("output_normalization") if self.output_normalization is not None else (None, None)
+        r = super().recipe()
+        r["drive"] = DriveNeuralGRU(  # fields left None: the checkpoint's normalization metadata, else identity
+            self.network_file,
+            input_columns=list(GRU_INPUTS),
+            input_mean={c: m for c, (m, _) in given.items()},
+            input_std={c: s for c, (_, s) in given.items()},
+            torque_mean=out[0],
+            torque_std=out[1],
+            allow_unsafe_checkpoint=self.allow_unsafe_checkpoint,
+        )
+        r["aliases"] = {k: v for k, v in r["aliases"].items() if k not in ("stiffness", "damping")}
+        return r
