@@ -296,6 +296,7 @@ def cmd_train(args) -> int:
     for s, r in report["curve"]:
         print(f"  after {s:>8} steps: mean eval return {r:.2f}")
     print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
+    print(f"Training log (progress.csv, TensorBoard; actuator statistics under Episode_Actuator/): {report['log_dir']}")
     return 0
 
 
