@@ -151,7 +151,7 @@ class EpisodeStats:
             w = stepped.astype(np.float64)
             self.steps += stepped
         for k, (_, (eff, sat, en), cols) in enumerate(self._groups):
-            a = np.abs(telemetry[eff][:, cols])
+            a = np.abs(telemetry[eff][:, cols], dtype=np.float64)  # rotor thrusts are float32
             e = telemetry[en][:, cols].sum(axis=1)
             s = (telemetry[sat][:, cols] if sat else telemetry["computed_thrust"][:, cols] != telemetry[eff][:, cols])
             s = s.sum(axis=1)
