@@ -80,28 +80,34 @@ class EpisodeStats:
 
     :meth:`reset` zeroes envs (a new episode), :meth:`update` adds a control step's telemetry for the
     envs that stepped, :meth:`record` returns the statistics so far. Build one with :meth:`of`.
+
+    Cost: :meth:`update` accumulates per telemetry column (energy, ``|effort|`` sum and max,
+    saturated count: five in-place numpy operations per kind of group, whatever the number of
+    groups); the per-group reduction runs only in :meth:`record`, at episode ends.
     """
 
     def __init__(self, num_envs: int, groups: Mapping[str, tuple[str, Any]]):
         self.num_envs = int(num_envs)
-        self._groups: list[tuple[str, tuple[str, str | None, str], slice | np.ndarray]] = []
+        self._groups: list[tuple[str, str, slice | np.ndarray]] = []
+        width: dict[str, int] = {}
         for name, (kind, cols) in groups.items():
             if kind not in ("joint", "rotor"):
                 raise ValueError(f"EpisodeStats: group {name!r} kind must be 'joint' or 'rotor', got {kind!r}")
-            cols = _columns(cols)
-            width = cols.stop - cols.start if isinstance(cols, slice) else cols.size
-            if width:  # a group without a column in the telemetry has nothing to report
-                self._groups.append((name, _JOINT if kind == "joint" else _ROTOR, cols))
+            ids = np.asarray(cols, dtype=np.intp).reshape(-1)
+            if not ids.size:  # a group without a column in the telemetry has nothing to report
+                continue
+            if ids.min() < 0:
+                raise ValueError(f"EpisodeStats: group {name!r} has negative columns {ids.tolist()}")
+            self._groups.append((name, kind, _columns(ids)))
+            width[kind] = max(width.get(kind, 0), int(ids.max()) + 1)
         self.groups: tuple[str, ...] = tuple(g for g, _, _ in self._groups)
         """The groups of the record, in order."""
-        self._width = np.array([c.stop - c.start if isinstance(c, slice) else c.size for _, _, c in self._groups],
-                               dtype=np.float64)
-        shape = (len(self._groups), self.num_envs)
-        self.energy = np.zeros(shape)
-        """[J] ``(groups, num_envs)``: the episode's energy so far."""
-        self.peak = np.zeros(shape)
-        self.abs_sum = np.zeros(shape)
-        self.saturated = np.zeros(shape)
+        # per kind: the telemetry keys and (energy, |effort| sum, |effort| max, saturated count) per column
+        self._acc = {kind: (_JOINT if kind == "joint" else _ROTOR, w, np.zeros((4, self.num_envs, w)))
+                     for kind, w in width.items()}
+        # the same rows as separate arrays (and 1-D for a single env): in-place ufuncs without broadcasting
+        self._rows = [(keys, w, tuple(acc), tuple(r[0] for r in acc) if self.num_envs == 1 else None)
+                      for keys, w, acc in self._acc.values()]
         self.steps = np.zeros(self.num_envs, dtype=np.int64)
         """Control steps accumulated since each env's reset."""
 
@@ -135,39 +141,35 @@ class EpisodeStats:
     def reset(self, env_ids: Any = None) -> None:
         """Start a new episode for ``env_ids`` (None: every env): their statistics restart from zero."""
         ids = slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)
-        for a in (self.energy, self.peak, self.abs_sum, self.saturated):
-            a[:, ids] = 0.0
+        for _, _, acc in self._acc.values():
+            acc[:, ids] = 0.0
         self.steps[ids] = 0
 
     def update(self, telemetry: Mapping[str, np.ndarray], stepped: np.ndarray | None = None) -> None:
-        """Add one control step's telemetry (``(num_envs, columns)`` arrays) for the envs in
-        ``stepped`` ((num_envs,) bool; None: every env)."""
-        if not self._groups:
-            return
-        if stepped is None or stepped.all():
-            w = None
-            self.steps += 1
-        else:
-            w = stepped.astype(np.float64)
-            self.steps += stepped
-        for k, (_, (eff, sat, en), cols) in enumerate(self._groups):
-            a = np.abs(telemetry[eff][:, cols], dtype=np.float64)  # rotor thrusts are float32
-            e = telemetry[en][:, cols].sum(axis=1)
-            s = (telemetry[sat][:, cols] if sat else telemetry["computed_thrust"][:, cols] != telemetry[eff][:, cols])
-            s = s.sum(axis=1)
-            peak, total = a.max(axis=1), a.sum(axis=1)
-            if w is not None:
-                e, s, peak, total = e * w, s * w, peak * w, total * w  # efforts are >= 0: peak * 0 adds nothing
-            self.energy[k] += e
-            self.abs_sum[k] += total
-            self.saturated[k] += s
-            np.maximum(self.peak[k], peak, out=self.peak[k])
+        """Add one control step's telemetry (``(num_envs, columns)`` arrays, or ``(columns,)`` for a
+        single env) for the envs in ``stepped`` ((num_envs,) bool; None: every env)."""
+        where = True if stepped is None else np.asarray(stepped, dtype=bool)[:, None]
+        self.steps += 1 if stepped is None else stepped
+        add, maximum = np.add, np.maximum
+        for (eff, sat, en), w, rows, rows1 in self._rows:
+            effort = telemetry[eff][..., :w]
+            energy, abs_sum, peak, n_sat = rows1 if rows1 is not None and effort.ndim == 1 else rows
+            a = np.abs(effort, dtype=np.float64)  # rotor thrusts are float32
+            saturated = telemetry[sat][..., :w] if sat else telemetry["computed_thrust"][..., :w] != effort
+            add(energy, telemetry[en][..., :w], out=energy, where=where)
+            add(abs_sum, a, out=abs_sum, where=where)
+            maximum(peak, a, out=peak, where=where)
+            add(n_sat, saturated, out=n_sat, where=where)
 
     def _values(self, ids: Any) -> dict[str, dict[str, np.ndarray]]:
-        n = np.maximum(self.steps[ids], 1)[None, :] * self._width[:, None]  # samples per group and env
-        stats = {"energy": self.energy[:, ids], "peak_abs_effort": self.peak[:, ids],
-                 "mean_abs_effort": self.abs_sum[:, ids] / n, "saturated_fraction": self.saturated[:, ids] / n}
-        return {g: {s: v[k].copy() for s, v in stats.items()} for k, g in enumerate(self.groups)}
+        steps = np.maximum(self.steps[ids], 1)
+        out = {}
+        for g, kind, cols in self._groups:
+            acc = self._acc[kind][2][:, ids][..., cols]  # (4, envs, group columns)
+            n = steps * acc.shape[-1]  # samples per env: steps x columns
+            out[g] = {"energy": acc[0].sum(axis=-1), "peak_abs_effort": acc[2].max(axis=-1),
+                      "mean_abs_effort": acc[1].sum(axis=-1) / n, "saturated_fraction": acc[3].sum(axis=-1) / n}
+        return out
 
     def record(self, mask: np.ndarray) -> dict[str, Any]:
         """The statistics in Gymnasium's vector-info format: ``{group: {stat: (num_envs,) float64,

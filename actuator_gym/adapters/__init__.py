@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from ._autoreset import SameStepAutoreset
 
-__all__ = ["SameStepAutoreset", "ActuatorStatsCallback", "rsl_rl", "sb3", "skrl"]
+# ActuatorStatsCallback (public, a Stable-Baselines3 class) is resolved on first use by __getattr__, and
+# is not in __all__: a star import must not need Stable-Baselines3
+__all__ = ["SameStepAutoreset", "rsl_rl", "sb3", "skrl"]
 
 
 def __getattr__(name: str):
-    if name == "ActuatorStatsCallback":  # a Stable-Baselines3 class: SB3 imported on first use only
-        from ._sb3 import ActuatorStatsCallback
-
+    if name == "ActuatorStatsCallback":
+        try:
+            from ._sb3 import ActuatorStatsCallback
+        except ImportError as exc:
+            raise ImportError(f"ActuatorStatsCallback needs Stable-Baselines3 (pip install 'actuator-gym[sb3]'): {exc}") from None
         return ActuatorStatsCallback
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

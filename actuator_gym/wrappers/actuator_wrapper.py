@@ -425,7 +425,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             )
         info = dict(info)
         info["actuator"] = tel = self._telemetry()
-        self.episode_stats.update({k: v[None] for k, v in tel.items()})
+        self.episode_stats.update(tel)
         if terminated or truncated:
             info[EPISODE_INFO_KEY] = self.episode_stats.env_record(0)
         return obs, reward, terminated, truncated, info
