@@ -82,7 +82,7 @@ class EpisodeStats:
     envs that stepped, :meth:`record` returns the statistics so far. Build one with :meth:`of`.
 
     Cost: :meth:`update` accumulates per telemetry column (energy, ``|effort|`` sum and max,
-    saturated count: five in-place numpy operations per kind of group, whatever the number of
+    saturated count: one abs and four in-place numpy operations per kind of group, whatever the number of
     groups); the per-group reduction runs only in :meth:`record`, at episode ends.
     """
 
