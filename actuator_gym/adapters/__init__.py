@@ -6,13 +6,30 @@ All adapters present the env with SAME_STEP autoreset semantics (what these libr
 an env in NEXT_STEP or DISABLED mode is reset right after the step that finished an episode,
 through Gymnasium's partial reset ``env.reset(options={"reset_mask": done})``; a SAME_STEP env
 is used as is. See :class:`SameStepAutoreset`.
+
+Per-episode actuator statistics (:mod:`actuator_gym.episode_stats`: ``info["actuator_episode"]``)
+reach each library's log as ``"Episode_Actuator/<group>/<stat>"``: rsl_rl's ``extras["log"]``, SB3's
+``infos[i]["actuator_episode"]`` plus :class:`ActuatorStatsCallback` (the logger), skrl's
+``infos["episode"]`` (tracked by its trainers). See docs/adapters.md.
 """
 
 from __future__ import annotations
 
 from ._autoreset import SameStepAutoreset
 
+# ActuatorStatsCallback (public, a Stable-Baselines3 class) is resolved on first use by __getattr__, and
+# is not in __all__: a star import must not need Stable-Baselines3
 __all__ = ["SameStepAutoreset", "rsl_rl", "sb3", "skrl"]
+
+
+def __getattr__(name: str):
+    if name == "ActuatorStatsCallback":
+        try:
+            from ._sb3 import ActuatorStatsCallback
+        except ImportError as exc:
+            raise ImportError(f"ActuatorStatsCallback needs Stable-Baselines3 (pip install 'actuator-gym[sb3]'): {exc}") from None
+        return ActuatorStatsCallback
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_vector_env(vec_env, fn: str) -> None:
@@ -37,7 +54,8 @@ def sb3(vec_env):
     ``s + i``). ``get_attr`` / ``set_attr`` / ``env_method`` / ``env_is_wrapped`` act on the
     sub-environments of a ``SyncVectorEnv`` (``AsyncVectorEnv``: all envs only); a natively batched
     env is one object, so every index sees the same attribute / call result and
-    ``set_attr`` / ``env_method`` need ``indices=None``.
+    ``set_attr`` / ``env_method`` need ``indices=None``. A finished episode's actuator statistics are in
+    ``infos[i]["actuator_episode"]`` (``{group: {stat: value}}``); :class:`ActuatorStatsCallback` logs them.
     """
     _check_vector_env(vec_env, "sb3")
     from ._sb3 import SB3VecEnv
@@ -53,7 +71,9 @@ def rsl_rl(vec_env, *, max_episode_length=None, device=None, clip_actions=True, 
     (a ``Dict`` observation space maps each key to a group and must contain ``"policy"``).
     ``step(actions)`` -> ``(obs, rewards (num_envs,) float32, dones (num_envs,) long, extras)`` with
     ``extras["time_outs"] = truncated & ~terminated`` (bool) and ``extras["log"]`` (the env's
-    ``info["log"]`` averaged to scalars, else empty). Actions are clipped to the action space when
+    ``info["log"]`` averaged to scalars, plus, in a step where episodes ended, their actuator
+    statistics ``"Episode_Actuator/<group>/<stat>"``: a ``(finished episodes,)`` tensor each, which the
+    runner averages over every episode of the iteration). Actions are clipped to the action space when
     ``clip_actions``. ``max_episode_length`` (steps) defaults to the env's ``max_episode_length`` or
     ``spec.max_episode_steps``; ``episode_length_buf`` counts steps since each env's reset (writing it,
     e.g. ``init_at_random_ep_len=True``, does not move the env's own time limit).
@@ -69,7 +89,9 @@ def rsl_rl(vec_env, *, max_episode_length=None, device=None, clip_actions=True, 
 def skrl(vec_env, *, verbose=False):
     """skrl (torch) env over ``vec_env`` (needs ``skrl``): ``wrap_env(..., wrapper="gymnasium")``
     around a SAME_STEP view of ``vec_env``, so skrl's trainers (which feed ``step``'s observation
-    straight into the next action) never see a finished episode's last obs as a new state.
+    straight into the next action) never see a finished episode's last obs as a new state. In a step
+    where episodes ended, ``infos["episode"]["Episode_Actuator/<group>/<stat>"]`` holds their mean actuator
+    statistics (scalar tensors: what skrl's trainers track and write to TensorBoard).
     """
     _check_vector_env(vec_env, "skrl")
     from ._skrl import wrap

@@ -10,6 +10,7 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from ..episode_stats import episode_record, log_values
 from ._autoreset import SameStepAutoreset, _is_torch, to_numpy
 
 
@@ -122,10 +123,15 @@ class RslRlVecEnv(VecEnv):
         self._obs = self._obs_dict(obs)
         self.episode_length_buf += 1
         self.episode_length_buf[dones] = 0
+        log = _log_scalars(info.get("log"))
+        record, ended = episode_record(info)  # the finished episodes' actuator statistics
+        if record is not None:  # one value per finished episode: the runner averages over all of them
+            for tag, values in log_values(record, ended).items():
+                log[tag] = torch.as_tensor(values, dtype=torch.float32, device=self.device)
         extras = {
             # bootstrap only true time-outs, never an episode that also terminated
             "time_outs": truncated & ~terminated,
-            "log": _log_scalars(info.get("log")),
+            "log": log,
         }
         rewards = self._to_tensor(rewards).reshape(-1)
         return self._obs, rewards, dones.to(torch.long), extras

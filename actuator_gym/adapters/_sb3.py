@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from ..episode_stats import EPISODE_INFO_KEY, log_values
 from ._autoreset import SameStepAutoreset, env_info, to_numpy
 
 _FINAL_KEYS = ("final_obs", "final_info")
@@ -152,7 +154,6 @@ class SB3VecEnv(VecEnv):
         return list(frames) if frames is not None else [None] * self.num_envs
 
 
-
 def _async_base(vec_env):
     """The AsyncVectorEnv under ``vec_env`` (whose get_attr/set_attr/call reach the workers), else None."""
     from gymnasium.vector import AsyncVectorEnv
@@ -167,3 +168,33 @@ def _shared_attr(vec_env, name: str) -> Any:
         return getattr(vec_env, name)
     except AttributeError:
         return getattr(vec_env.unwrapped, name)
+
+
+class ActuatorStatsCallback(BaseCallback):
+    """Stable-Baselines3 callback: writes the finished episodes' actuator statistics to the model's logger.
+
+    Every step it collects ``infos[i]["actuator_episode"]`` (the record the actuator-gym envs put into
+    the info of an episode's last step: :mod:`actuator_gym.episode_stats`; through :func:`actuator_gym.adapters.sb3`,
+    ``VecMonitor`` and SB3's own ``DummyVecEnv`` alike); at the end of each rollout it records, for
+    every ``"Episode_Actuator/<group>/<stat>"``, the mean over the episodes that ended during that
+    rollout (``self.logger.record``: TensorBoard, CSV, stdout, whichever the logger writes). A rollout
+    in which no episode ended records nothing. ``model.learn(..., callback=ActuatorStatsCallback())``.
+    """
+
+    def __init__(self, verbose: int = 0):
+        super().__init__(verbose)
+        self.values: dict[str, list[float]] = {}
+        """``{tag: [one value per finished episode]}`` since the last record."""
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos") or ():
+            record = info.get(EPISODE_INFO_KEY) if isinstance(info, dict) else None
+            if isinstance(record, dict):
+                for tag, v in log_values(record).items():
+                    self.values.setdefault(tag, []).extend(v.tolist())
+        return True
+
+    def _on_rollout_end(self) -> None:
+        for tag, v in self.values.items():
+            self.logger.record(tag, float(np.mean(v)))
+        self.values = {}

@@ -5,10 +5,11 @@ from __future__ import annotations
 from skrl.envs.wrappers.torch import wrap_env
 
 from ._autoreset import SameStepAutoreset
+from ._skrl_log import SkrlEpisodeInfo
 
 
 def wrap(vec_env, *, verbose: bool = False):
     # skrl's trainers feed the observation returned by step() straight into the next act() for
     # vectorized envs (observations = next_observations), i.e. they assume SAME_STEP autoreset.
     # Its "auto" detection inspects only direct base classes, so name the wrapper explicitly.
-    return wrap_env(SameStepAutoreset(vec_env), wrapper="gymnasium", verbose=verbose)
+    return wrap_env(SkrlEpisodeInfo(SameStepAutoreset(vec_env)), wrapper="gymnasium", verbose=verbose)

@@ -105,6 +105,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import check_num_envs, check_seed, real_array
 from ..collection import ActuatorCollection
+from ..episode_stats import EpisodeStats
 from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..substep import SubstepEngine, TorchJointState
@@ -249,6 +250,7 @@ class BatchedTask(VectorEnv):
         self.telemetry = {k: np.zeros_like(v) for k, v in self.engine.telemetry().items()}
         """The last control step's telemetry (joints: :data:`~actuator_gym.substep.TELEMETRY`; rotors:
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
+        self.episode_stats = EpisodeStats.of(n, self.collection, self.rotors)  # info["actuator_episode"]
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset = np.zeros(n, dtype=bool)
         self.rng = np.random.default_rng(seed)
@@ -398,17 +400,18 @@ class BatchedTask(VectorEnv):
             raise ValueError(f"{type(self).__name__}: reward() and terminated() must return ({n},) arrays")
         trunc = self.episode_step >= self.max_episode_steps
         stepped = ~reset_now
+        self.episode_stats.update(self.telemetry, stepped)
 
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             if reset_now.any():
                 ids = np.flatnonzero(reset_now)
                 self._reset_envs(ids)
                 rew[ids], term[ids], trunc[ids] = 0.0, False, False
-            info = self._info(stepped=stepped, reset=reset_now)  # once, after the resets
+            info = self._info(stepped=stepped, reset=reset_now, ended=term | trunc)  # once, after the resets
             obs = self._observe_checked()
             self._autoreset = term | trunc
             return obs, rew, term, trunc, info
-        info = self._info(stepped=stepped, reset=reset_now)
+        info = self._info(stepped=stepped, reset=reset_now, ended=term | trunc)
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
             obs = self._observe_checked()
             done = term | trunc
@@ -535,6 +538,7 @@ class BatchedTask(VectorEnv):
             self._reset_targets(ids)
         self.actions[ids] = 0.0
         self.episode_step[ids] = 0
+        self.episode_stats.reset(ids)
         for v in self.telemetry.values():
             v[ids] = 0
         self._autoreset[ids] = False
@@ -559,8 +563,8 @@ class BatchedTask(VectorEnv):
             raise ValueError(f"{type(self).__name__}.observe() must return (num_envs, D), got {obs.shape}")
         return obs
 
-    def _info(self, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
-        return {**vector_info(self, stepped, reset), **action_info(self._action_map, reset)}
+    def _info(self, stepped: np.ndarray, reset: np.ndarray, ended: np.ndarray | None = None) -> dict[str, Any]:
+        return {**vector_info(self, stepped, reset, ended), **action_info(self._action_map, reset)}
 
 
 # the single env and the registration live beside this module (task_env.py); re-exported here

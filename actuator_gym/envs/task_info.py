@@ -11,13 +11,17 @@ from typing import Any
 
 import numpy as np
 
+from ..episode_stats import EPISODE_INFO_KEY
+
 __all__ = ["vector_info", "masked_info", "unbatch_info"]
 
 
-def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
+def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.ndarray | None = None) -> dict[str, Any]:
     """``info`` of ``task`` after a step / reset: ``stepped`` masks the envs that stepped (the
     telemetry keys), ``reset`` the envs reset in this call (the parameters in force, the drawn
-    model fields). Keys: see the :mod:`actuator_gym.envs.task` module docstring."""
+    model fields), ``ended`` the envs whose episode ended in this step (their episode statistics,
+    ``info["actuator_episode"]``: :mod:`actuator_gym.episode_stats`, only when some ended). Keys:
+    see the :mod:`actuator_gym.envs.task` module docstring."""
     n = task.num_envs
     tel = task.telemetry
     act: dict[str, Any] = {}
@@ -38,6 +42,8 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray) -> dict[str, 
             params[g], params["_" + g] = gd, reset.copy()
         act["parameters"], act["_parameters"] = params, reset.copy()
     info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
+    if ended is not None and ended.any():
+        info[EPISODE_INFO_KEY], info["_" + EPISODE_INFO_KEY] = task.episode_stats.record(ended), ended.copy()
     if task._field_rands and reset.any():
         rd = {}
         for fr in task._field_rands:

@@ -296,6 +296,7 @@ def cmd_train(args) -> int:
     for s, r in report["curve"]:
         print(f"  after {s:>8} steps: mean eval return {r:.2f}")
     print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
+    print(f"Training log (progress.csv, TensorBoard; actuator statistics under Episode_Actuator/): {report['log_dir']}")
     return 0
 
 
@@ -403,8 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
          "video to OUT/rollout."),
         ("train", "train PPO (Stable-Baselines3) on a task",
          "Train PPO (Stable-Baselines3) on the native vector env of a task; write the policy in the safe format "
-         "(policy.json + policy.pt), Stable-Baselines3's own sb3_model.zip (PPO.load), and the learning curve "
-         "to OUT/train."),
+         "(policy.json + policy.pt), Stable-Baselines3's own sb3_model.zip (PPO.load), the learning curve and "
+         "SB3's training log with the actuator statistics (OUT/train/logs: progress.csv, TensorBoard) to OUT/train."),
     ):
         r = sub.add_parser(name, help=helptext, description=desc)
         src = r.add_mutually_exclusive_group()

@@ -56,6 +56,17 @@ def make_vec_env(task: str, num_envs: int, actuators: Mapping[str, Any] | None =
     return gym.vector.SyncVectorEnv([lambda: make_env(task, actuators, **kwargs) for _ in range(num_envs)])
 
 
+LOG_DIR = "logs"
+"""Sub-folder of a training run's ``out_dir`` holding SB3's log (``progress.csv``, TensorBoard events)."""
+
+
+def log_formats() -> list[str]:
+    """SB3 logger formats of a training run: ``csv`` always, ``tensorboard`` when it is installed."""
+    import importlib.util
+
+    return ["csv"] + (["tensorboard"] if importlib.util.find_spec("tensorboard") is not None else [])
+
+
 POLICY_FORMAT = "actuator-gym-policy/1"
 POLICY_JSON_MAX_BYTES = 2**20
 """[bytes]: largest ``policy.json`` :meth:`SavedPolicy.load` reads."""
@@ -226,7 +237,11 @@ def train_ppo(
 ) -> dict[str, Any]:
     """Train PPO (Stable-Baselines3) on ``task`` and write ``policy.json``/``policy.pt`` (the safe
     format, :class:`SavedPolicy`), ``sb3_model.zip`` (Stable-Baselines3's own, ``PPO.load``),
-    ``learning_curve.csv`` and ``learning_curve.png`` into ``out_dir``. Returns a report."""
+    ``learning_curve.csv`` and ``learning_curve.png`` into ``out_dir``, and SB3's training log into
+    ``out_dir/logs`` (:data:`LOG_DIR`: ``progress.csv``, plus TensorBoard event files when
+    ``tensorboard`` is installed), with the actuator statistics of the finished episodes
+    (``Episode_Actuator/<group>/<stat>``, :class:`~actuator_gym.adapters.ActuatorStatsCallback`)
+    next to SB3's own ``rollout/`` and ``train/`` keys. Returns a report (``log_dir``: that folder)."""
     try:
         from stable_baselines3 import PPO
         from stable_baselines3.common.callbacks import BaseCallback
@@ -234,7 +249,9 @@ def train_ppo(
         raise ValueError("train needs Stable-Baselines3: pip install 'actuator-gym[sb3]'") from None
     from tqdm import tqdm
 
-    from ..adapters import sb3
+    from stable_baselines3.common.logger import configure
+
+    from ..adapters import ActuatorStatsCallback, sb3
     from . import plots
 
     if algo != "ppo":
@@ -255,6 +272,8 @@ def train_ppo(
         "MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, learning_rate=learning_rate, gamma=gamma,
         seed=seed, policy_kwargs=dict(net_arch=list(net_arch)), device="cpu", verbose=0,
     )
+    log_dir = out / LOG_DIR
+    model.set_logger(configure(str(log_dir), log_formats()))
     curve: list[tuple[int, float]] = []
 
     def act(obs):
@@ -281,7 +300,7 @@ def train_ppo(
 
     t0 = time.perf_counter()
     curve.append((0, evaluate(act, eval_env, eval_episodes, seed + 1000)))
-    model.learn(total_timesteps=total_timesteps, callback=Progress())
+    model.learn(total_timesteps=total_timesteps, callback=[Progress(), ActuatorStatsCallback()])
     final = (model.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000))  # after the last update
     if curve[-1][0] == final[0]:
         curve[-1] = final
@@ -297,4 +316,5 @@ def train_ppo(
     plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], out / "learning_curve.png", f"PPO on {task}")
     venv.close()
     eval_env.close()
-    return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out)}
+    return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out),
+            "log_dir": str(log_dir)}

@@ -38,6 +38,7 @@ from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
 from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
+from ..episode_stats import EPISODE_INFO_KEY, EpisodeStats
 from ..groups import ActuatorGroups, split_groups
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
@@ -267,6 +268,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._pass_action = self.action_space.shape[0] == model.nu
         self._randomized = self.groups.randomized()
         self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.groups.parameters().items()}
+        self.episode_stats = EpisodeStats.of(1, self.collection, self.rotors,
+                                             None if self.rotors is not None else self._cols_idx)
+        """The running episode's actuator statistics (:mod:`actuator_gym.episode_stats`)."""
         if self.rotors is None:
             self._labels = [f"{ch} command of joint '{n}'" for ch in self._channels for n in self.joint_names]
 
@@ -469,7 +473,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 "Gymnasium version? actuator-gym needs gymnasium>=1.0,<2)"
             )
         info = dict(info)
-        info["actuator"] = self._telemetry()
+        info["actuator"] = tel = self._telemetry()
+        self.episode_stats.update(tel)
+        if terminated or truncated:
+            info[EPISODE_INFO_KEY] = self.episode_stats.env_record(0)
         return obs, reward, terminated, truncated, info
 
     def _telemetry(self) -> dict[str, np.ndarray]:
@@ -496,6 +503,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
             self.groups.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
         self.groups.reset()
+        self.episode_stats.reset()
         for g in self._randomized:
             self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.groups[g].parameters().items()}
         if self._servos:
