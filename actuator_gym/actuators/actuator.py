@@ -187,7 +187,11 @@ class Actuator(BatchModel):
         self._param_index: dict[str, list[tuple[str, Param]]] = {}
         bound = []
         for label, part in stages:
-            mine = {k: rand.pop(k) for k in list(rand) if k in part.PARAMS and k not in self._param_index}
+            mine = {}
+            for k in list(rand):  # "clamping[1].max_effort" names this stage; "max_effort" the first with it
+                pname = k[len(label) + 1 :] if k.startswith(label + ".") else None if k in self._param_index else k
+                if pname in part.PARAMS:
+                    mine[pname] = rand.pop(k)
             b = part.bind(ctx, mine)
             bound.append(b)
             for pname, p in b.params.items():
@@ -306,6 +310,8 @@ class Actuator(BatchModel):
             if "." in key:
                 if len(self._param_index[key.split(".", 1)[1]]) == 1:
                     continue  # the unqualified name is unique: use that
+            elif len(hits) > 1:
+                continue  # ambiguous: shown under its qualified names
             aliases = targets.get(key, [])
             names[key] = aliases[0] if len(aliases) == 1 else key
         return names
