@@ -104,6 +104,7 @@ from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..substep import SubstepEngine, TorchJointState
 from .task_info import masked_info, vector_info
+from .task_joints import MjcfJoints, write_joint_properties
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -116,22 +117,6 @@ __all__ = [
     "make_task_env",
     "make_task_vec",
 ]
-
-_WRAPPER_ONLY_FIELDS = ("armature", "friction", "joint_effort_limit", "joint_velocity_limit")
-
-
-def _refuse_joint_properties(actuators: Mapping[str, Any], owner: str) -> None:
-    """The batched task does not write joint properties into the model (ActuatorWrapper does):
-    refuse configs that set them instead of dropping them silently."""
-    for g, cfg in actuators.items():
-        given = [k for k in _WRAPPER_ONLY_FIELDS if getattr(cfg, k, None) is not None]
-        if given:
-            raise ValueError(
-                f"{owner}: group {g!r} sets {given}, which the batched task does not apply (only ActuatorWrapper "
-                "writes joint properties into the model); set them in the MJCF, or randomize them with "
-                "model_randomization (e.g. field='dof_armature')"
-            )
-
 
 class BatchedTask(VectorEnv):
     """Base of batched actuator-gym tasks (a ``gymnasium.vector.VectorEnv``); see the module doc.
@@ -175,7 +160,6 @@ class BatchedTask(VectorEnv):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
-        _refuse_joint_properties(cfg.actuators, owner)
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.autoreset_mode = mode
@@ -186,6 +170,8 @@ class BatchedTask(VectorEnv):
         except Exception as exc:
             raise ValueError(f"{type(self).__name__}: the MJCF does not compile: {exc}") from exc
         self.model.opt.timestep = float(cfg.physics_dt)
+        joint_cfgs, rotor_cfgs = split_groups(cfg.actuators)
+        write_joint_properties(self.model, joint_cfgs, backend, owner)  # armature, friction: before the batch
         self.physics_dt = float(cfg.physics_dt)
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
@@ -201,11 +187,11 @@ class BatchedTask(VectorEnv):
         self.device = self.backend.device
         self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
-        joint_cfgs, rotor_cfgs = split_groups(cfg.actuators)
         if joint_cfgs and not self.joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         self.collection = None if not joint_cfgs else ActuatorCollection(
-            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed
+            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed,
+            asset=MjcfJoints(self.model),
         )
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
