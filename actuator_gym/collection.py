@@ -493,6 +493,12 @@ class ActuatorCollection(Mapping):
         for grp, s in zip(self._groups.values(), self._group_seeds(seed, len(self._groups))):
             grp.model.seed(s)
 
+    def set_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """Set parameter ``name`` of ``group`` for ``env_ids`` (None = all) and the group's joints
+        ``joint_ids`` (None = all; indices into the group's joints, or regexes over their names) now:
+        :meth:`~actuator_gym.actuators.batch.BatchModel.set_parameter` (validated; the new nominal)."""
+        self[group].set_parameter(name, value, env_ids=env_ids, joint_ids=joint_ids)
+
     def parameters(self) -> dict[str, dict[str, torch.Tensor]]:
         """``{group: {parameter: values in force (num_envs, group joints)}}``."""
         return {g: grp.model.parameters() for g, grp in self._groups.items()}

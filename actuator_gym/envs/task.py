@@ -231,6 +231,8 @@ class BatchedTask(VectorEnv):
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset = np.zeros(n, dtype=bool)
+        self.parameters_changed = np.zeros(n, dtype=bool)
+        """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
         self.rng = np.random.default_rng(seed)
         self._gen = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
         self.metadata = dict(type(self).metadata)
@@ -419,6 +421,15 @@ class BatchedTask(VectorEnv):
     def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force, both kinds of group."""
         return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.actuators.parameters().items()}
+
+    def set_actuator_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joints: Any = None) -> None:
+        """Set parameter ``name`` of ``group`` for ``env_ids`` (None = all) and the group's ``joints``
+        (None = all; regexes over its joint names, or indices) now: validated with the parameter's
+        domain (nothing changes on error), in force from the next substep, in the next ``info``'s
+        ``["actuator"]["parameters"]`` for those envs, and the new nominal over later resets
+        (docs/actuators.md, "Changing parameters at run time")."""
+        self.actuators.set_parameter(group, name, value, env_ids=env_ids, joint_ids=joints)
+        self.parameters_changed[slice(None) if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())] = True
 
     # -- internals ----------------------------------------------------------------------------
     def _setup_actions(self) -> None:

@@ -422,6 +422,18 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info["actuator"] = {"parameters": self.parameters()}
         return obs, info
 
+    def set_actuator_parameter(self, group: str, name: str, value: Any, joints: Any = None) -> None:
+        """Set parameter ``name`` of ``group`` now, for its joints ``joints`` (None = all; regexes
+        over the group's joint names, or indices): validated with the parameter's domain, in force
+        from the next substep, shown by :meth:`parameters`, and the new nominal value over later
+        resets (docs/actuators.md, "Changing parameters at run time"). Engine-servo groups rewrite
+        the MuJoCo servo's gains."""
+        self._check_open("set_actuator_parameter")
+        self.groups.set_parameter(group, name, value, joint_ids=joints)
+        self._param_cache[group] = {k: v[0].numpy().copy() for k, v in self.groups[group].parameters().items()}
+        if self._servos:
+            self._servos.apply_gains()
+
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays) for this episode."""
         return {g: {k: v.copy() for k, v in ps.items()} for g, ps in self._param_cache.items()}
