@@ -13,6 +13,11 @@
 | ``RemotizedPDActuatorCfg`` | Delay -> DrivePD -> ClampingPositionBased(joint_parameter_lookup) |
 | ``ImplicitActuatorCfg``    | engine servo: the physics engine integrates the PD itself |
 
+``joint_effort_limit`` (Isaac Lab's ``effort_limit_sim``), when given, adds a last
+``ClampingMaxEffort``: the solver's limit, a parameter apart from ``actuator_effort_limit``. Fields
+set to None take the asset's values at build (``build(..., asset=)``, :mod:`.asset`); every Isaac
+Lab field is accepted (docs/actuators.md).
+
 Every numeric field accepts a number, a per-joint sequence, a ``(num_envs, num_joints)`` tensor,
 a ``{regex: value}`` dict or a distribution; ``randomization={field: Distribution}`` randomizes a
 field around its nominal value (``operation="scale"`` / ``"add"``) at every reset.
@@ -485,8 +490,10 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
     ``kp (q* - q) + kd (qd* - qd) + tau_ff`` implicitly (in MuJoCo a position actuator with kp, kv
     and a force range; the built model's ``engine_servo`` is True), which stays stable at
     gains and substeps where an explicit PD diverges. The built model's ``compute`` returns the PD
-    estimate clipped to the solver limit (``joint_effort_limit``, else ``actuator_effort_limit``); a
-    backend that reports the force actually applied overwrites the telemetry with it.
+    estimate clipped to the rated ``actuator_effort_limit`` and to the solver's ``joint_effort_limit``
+    (two parameters; the engine servo's force range is the solver's); a backend that reports the
+    force actually applied overwrites the telemetry with it. ``effort_limit`` (Isaac Lab 3.0's
+    deprecated name) sets ``joint_effort_limit`` here.
 
     Different from ``effort_mode="implicit"`` on the explicit models (e.g.
     ``IdealPDActuatorCfg(effort_mode="implicit")``): there the actuator model itself solves its
