@@ -88,14 +88,13 @@ def quadruped(actuators, n=2):
 
 
 def run(env_or_task, steps=3):
-    """Step with zero actions; observations and efforts must stay finite."""
-    vec = hasattr(env_or_task, "num_envs") and not isinstance(env_or_task, gym.Wrapper)
+    """Step with zero actions; observations and efforts must stay finite. Returns the last info."""
     env_or_task.reset(seed=0)
     for _ in range(steps):
         a = np.zeros(env_or_task.action_space.shape, np.float32)
         obs, _, _, _, info = env_or_task.step(a)
         assert np.isfinite(obs).all() and np.isfinite(info["actuator"]["applied_effort"]).all()
-    return info if vec else info
+    return info
 
 
 def const(model, name):
