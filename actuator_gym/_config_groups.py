@@ -28,6 +28,8 @@ import torch
 from . import randomization as rnd
 from ._array import NUMPY_OPS
 from .actuators.actuator import Actuator
+from .actuators.delay import Delay
+from .actuators.drives import Drive
 from .actuators.implicit import ImplicitOptions
 from .actuators.models import DELAY_ALIASES
 from .actuators.params import NONNEG, BindContext, Param
@@ -59,8 +61,23 @@ _DISTS = {
 }
 _DIST_OPTIONAL = ("operation", "per_joint", "nominal")
 _INF_TEXT = ("inf", "+inf", ".inf", "+.inf")
-MODEL_FIELDS = ("armature", "friction", "joint_effort_limit", "joint_velocity_limit")
+MODEL_FIELDS = ("armature", "friction", "dynamic_friction", "viscous_friction", "joint_effort_limit", "joint_velocity_limit")
 """Config fields written to the physics model rather than to a part; each must be >= 0."""
+
+
+def _stage_labels(stages: list) -> list[str]:
+    """The labels :class:`~actuator_gym.actuators.Actuator` gives a recipe's stages: ``delay``,
+    ``drive``, ``clamping[i]`` (qualified parameter names such as ``clamping[1].max_effort``)."""
+    out, k = [], 0
+    for p in stages:
+        if isinstance(p, Delay):
+            out.append("delay")
+        elif isinstance(p, Drive):
+            out.append("drive")
+        else:
+            out.append(f"clamping[{k}]")
+            k += 1
+    return out
 
 
 def _blame(key: str, body: dict, message: str) -> str:
@@ -308,12 +325,14 @@ class GroupChecker:
         owner = type(cfg).__name__
         ctx = BindContext(1, joints, None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
         rand = {aliases.get(k, k): (k, d) for k, d in cfg.randomization.items()}
-        params = [(p.raw_values.get(n), n, default, domain) for p in stages for n, (default, domain) in p.PARAMS.items()]
-        known = {a for _, n, _, _ in params for a, t in [*aliases.items(), (n, n)] if t == n}
-        for raw, pname, default, domain in params:
-            setters = [k for k in kwargs if aliases.get(k, k) == pname]
+        # (raw, name, the names that address it: unqualified and "clamping[1].max_effort", default, domain)
+        params = [(p.raw_values.get(n), n, {n, f"{lab}.{n}"}, default, domain)
+                  for lab, p in zip(_stage_labels(stages), stages) for n, (default, domain) in p.PARAMS.items()]
+        known = {a for _, n, names, _, _ in params for a, t in [*aliases.items(), (n, n)] if t in names}
+        for raw, pname, names, default, domain in params:
+            setters = [k for k in kwargs if aliases.get(k, k) in names]
             src = next((k for k in setters if kwargs[k] is raw), setters[0] if setters else None)
-            rk, dist = rand.pop(pname, (None, None))
+            rk, dist = next((rand.pop(n) for n in sorted(names, key=len, reverse=True) if n in rand), (None, None))
             checks = [(None, key_path(key, src) if src else key)]
             if dist is not None:
                 checks.append((dist, key_path(key_path(key, "randomization"), rk)))

@@ -164,6 +164,10 @@ class ActuatorCollection(Mapping):
         num_envs: number of parallel environments.
         device: torch device.
         seed: seed from which every group's generator is derived.
+        asset: where config fields left None take their values (an
+            :class:`~actuator_gym.actuators.asset.AssetJoints`, e.g. the MJCF's
+            :class:`~actuator_gym.backends.mujoco_asset.MjcfJoints`); None: no asset (unset limits
+            +inf, ``stiffness=None`` / ``damping=None`` refused).
         **model_kwargs: passed to each config's ``build`` (``dtype``, ``check_finite``, ...).
     """
 
@@ -176,6 +180,7 @@ class ActuatorCollection(Mapping):
         num_envs: int = 1,
         device: str | torch.device = "cpu",
         seed: int | None = None,
+        asset: Any = None,
         **model_kwargs: Any,
     ):
         what = "ActuatorCollection"
@@ -223,6 +228,7 @@ class ActuatorCollection(Mapping):
                 num_envs=self.num_envs,
                 device=self.device,
                 seed=s,
+                **({} if asset is None else {"asset": asset}),
                 **{"name": gname, **model_kwargs},
             )
             self._groups[gname] = _Group(gname, model, ids)
@@ -486,6 +492,12 @@ class ActuatorCollection(Mapping):
         check_seed(seed, "ActuatorCollection.seed", allow_none=False)
         for grp, s in zip(self._groups.values(), self._group_seeds(seed, len(self._groups))):
             grp.model.seed(s)
+
+    def set_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """Set parameter ``name`` of ``group`` for ``env_ids`` (None = all) and the group's joints
+        ``joint_ids`` (None = all; indices into the group's joints, or regexes over their names) now:
+        :meth:`~actuator_gym.actuators.batch.BatchModel.set_parameter` (validated; the new nominal)."""
+        self[group].set_parameter(name, value, env_ids=env_ids, joint_ids=joint_ids)
 
     def parameters(self) -> dict[str, dict[str, torch.Tensor]]:
         """``{group: {parameter: values in force (num_envs, group joints)}}``."""

@@ -90,6 +90,12 @@ class ActuatorGroups(Mapping):
             out.update(kind.parameters())
         return out
 
+    def set_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """Set parameter ``name`` of group ``group`` now (:meth:`~actuator_gym.actuators.batch.BatchModel.set_parameter`:
+        validated, in force at once, the new nominal over later resets); ``joint_ids`` are the
+        group's joint / rotor indices or regexes over their names."""
+        self[group].set_parameter(name, value, env_ids=env_ids, joint_ids=joint_ids)
+
     def randomized(self) -> list[str]:
         """Groups with a randomized parameter (what a reset re-draws)."""
         out = [g for g in (self.joints or ()) if self.joints[g].randomized_parameters()]

@@ -187,7 +187,11 @@ class Actuator(BatchModel):
         self._param_index: dict[str, list[tuple[str, Param]]] = {}
         bound = []
         for label, part in stages:
-            mine = {k: rand.pop(k) for k in list(rand) if k in part.PARAMS and k not in self._param_index}
+            mine = {}
+            for k in list(rand):  # "clamping[1].max_effort" names this stage; "max_effort" the first with it
+                pname = k[len(label) + 1 :] if k.startswith(label + ".") else None if k in self._param_index else k
+                if pname in part.PARAMS:
+                    mine[pname] = rand.pop(k)
             b = part.bind(ctx, mine)
             bound.append(b)
             for pname, p in b.params.items():
@@ -296,6 +300,12 @@ class Actuator(BatchModel):
         """Values in force of a parameter, ``(num_envs, num_joints)`` (a copy)."""
         return self._lookup(name).values.clone()
 
+    def _settable(self, name: str):
+        param = self._lookup(name)
+        part = next(p for p in self._parts if any(q is param for q in p.params.values()))
+        pname = next(k for k, q in part.params.items() if q is param)
+        return param, part.refresh, part.runtime_bounds(pname)
+
     def _display_names(self) -> dict[str, str]:
         """Parameter key -> the name users gave it (a config field where exactly one alias maps to it)."""
         targets: dict[str, list[str]] = {}
@@ -306,6 +316,12 @@ class Actuator(BatchModel):
             if "." in key:
                 if len(self._param_index[key.split(".", 1)[1]]) == 1:
                     continue  # the unqualified name is unique: use that
+            elif len(hits) > 1:
+                continue  # ambiguous: shown under its qualified names
+            else:  # unique: aliases may address it qualified too ("clamping[0].max_effort")
+                aliases = targets.get(key, []) + targets.get(f"{hits[0][0]}.{key}", [])
+                names[key] = aliases[0] if len(aliases) == 1 else key
+                continue
             aliases = targets.get(key, [])
             names[key] = aliases[0] if len(aliases) == 1 else key
         return names

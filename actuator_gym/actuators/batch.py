@@ -21,13 +21,13 @@ A subclass sets ``name``, ``num_envs``, ``device``, ``dtype``, ``ops``, ``genera
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import torch
 
 from .._checks import check_seed, env_index, real_array
-from .params import Param
+from .params import Param, match_names
 
 __all__ = ["BatchModel", "as_env_ids"]
 
@@ -133,3 +133,45 @@ class BatchModel:
     def randomized_parameters(self) -> dict[str, torch.Tensor]:
         """Only the parameters drawn from distributions (what changes from episode to episode)."""
         return {k: p.values.clone() for k, p in self._parameter_table().items() if p.randomized}
+
+    # -- runtime changes --------------------------------------------------------------------------
+    def _settable(self, name: str) -> tuple[Param, Callable[[], None], tuple[float, float] | None]:
+        """``(param, refresh, runtime bounds or None)`` of a parameter :meth:`set_parameter` may change
+        (subclasses)."""
+        raise TypeError(f"{self.name}: set_parameter is not supported by {type(self).__name__}")
+
+    def _columns(self, joint_ids: Any) -> torch.Tensor:
+        """Columns of ``joint_ids``: None (all), ints / a sequence of ints (indices), or strings /
+        a sequence of strings (regexes full-matched against the column names)."""
+        width = self._shape[1]
+        if joint_ids is None:
+            return torch.arange(width)
+        items = [joint_ids] if isinstance(joint_ids, (str, int, np.integer)) else list(joint_ids)
+        if items and all(isinstance(i, str) for i in items):
+            names = getattr(self, self.ITEM_NAMES, None) or [str(i) for i in range(width)]
+            cols = match_names(items, names, f"{self.name}: set_parameter {self.ITEM}s")
+            if not cols:
+                raise ValueError(f"{self.name}: set_parameter: {items} match none of the {self.ITEM}s {list(names)}")
+            return torch.tensor(cols, dtype=torch.long)
+        return torch.from_numpy(env_index(items, width, f"{self.name}: set_parameter {self.ITEM}_ids", allow_mask=False, unique=True))
+
+    def set_parameter(self, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
+        """Set parameter ``name`` of envs ``env_ids`` (None = all) and columns ``joint_ids`` (None =
+        all; indices, or regexes full-matched against the joint / rotor names) to ``value`` now.
+
+        ``value`` is a number or an array broadcastable to ``(len(env_ids), len(joint_ids))``. It is
+        validated with the parameter's own domain (``ValueError`` naming the parameter, the joint
+        and the allowed values; nothing changes on error), is in force at once (``parameter(name)``,
+        the next ``compute``) and becomes the parameter's nominal value for those envs and columns:
+        it holds over later resets. A randomized parameter keeps its distribution, re-drawn at the
+        next reset around the new nominal (``operation="scale"`` / ``"add"``); an ``"abs"``
+        distribution ignores the nominal, so there the set value holds until the next reset.
+        """
+        param, refresh, bounds = self._settable(name)
+        ids = as_env_ids(env_ids, self.num_envs, torch.device("cpu"))
+        cols = self._columns(joint_ids)
+        try:
+            param.assign(value, ids, cols, bounds)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{self.name}: set_parameter({name!r}): {str(exc).removeprefix(self.name + ': ')}") from None
+        refresh()

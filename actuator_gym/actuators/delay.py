@@ -168,6 +168,9 @@ class Delay(Part):
     def refresh(self):
         self._gather = [None] * self.history_len  # lags may have been re-drawn
 
+    def runtime_bounds(self, name):
+        return (0.0, float(self.max_delay))  # the history holds max_delay + 1 substeps
+
     def reset(self, env_ids):
         if env_ids is None:
             self._count_t.zero_()

@@ -13,6 +13,11 @@
 | ``RemotizedPDActuatorCfg`` | Delay -> DrivePD -> ClampingPositionBased(joint_parameter_lookup) |
 | ``ImplicitActuatorCfg``    | engine servo: the physics engine integrates the PD itself |
 
+``joint_effort_limit`` (Isaac Lab's ``effort_limit_sim``), when given, adds a last
+``ClampingMaxEffort``: the solver's limit, a parameter apart from ``actuator_effort_limit``. Fields
+set to None take the asset's values at build (``build(..., asset=)``, :mod:`.asset`); every Isaac
+Lab field is accepted (docs/actuators.md).
+
 Every numeric field accepts a number, a per-joint sequence, a ``(num_envs, num_joints)`` tensor,
 a ``{regex: value}`` dict or a distribution; ``randomization={field: Distribution}`` randomizes a
 field around its nominal value (``operation="scale"`` / ``"add"``) at every reset.
@@ -36,6 +41,7 @@ import torch
 from .._checks import check_bool, check_int, real_array
 from ..randomization import Distribution
 from .actuator import Actuator
+from .asset import JOINT_PROPERTY_FIELDS, AssetJoints, check_class_type, resolve_cfg
 from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased
 from .delay import MAX_DELAY, Delay
 from .drives import Drive, DrivePD
@@ -86,9 +92,22 @@ class ActuatorBaseCfg:
     joint_velocity_limit: ParamValue = None
     """[rad/s]: solver-side velocity limit (None = leave the model's)."""
     armature: ParamValue = None
-    """[kg·m²]: reflected rotor inertia written to the physics model (None = leave the model's)."""
+    """[kg·m²]: reflected rotor inertia written to the physics model (MuJoCo ``dof_armature``;
+    None = leave the model's)."""
     friction: ParamValue = None
-    """[N·m]: dry joint friction written to the physics model (None = leave the model's)."""
+    """[N·m]: static (Coulomb) joint friction effort, Isaac Lab's meaning, written to the physics
+    model as MuJoCo's dry friction ``dof_frictionloss`` (None = leave the model's)."""
+    dynamic_friction: ParamValue = None
+    """[N·m]: kinetic joint friction effort (Isaac Lab). MuJoCo has one dry-friction level
+    (``dof_frictionloss``): written there when ``friction`` is None; with both given it must be
+    <= ``friction`` and the static level is written (docs/actuators.md, "Joint properties")."""
+    viscous_friction: ParamValue = None
+    """[N·m·s/rad]: viscous joint friction coefficient, written as MuJoCo's ``dof_damping``
+    (None = leave the model's)."""
+    class_type: Any = None
+    """Isaac Lab's actuator class (a class or a ``"module:Class"`` string); accepted for verbatim
+    configs and checked: its class name must be this config's name without ``Cfg`` (e.g.
+    ``DCMotor`` for :class:`DCMotorCfg`). None (default): this config's own model."""
     min_delay: int = 0
     """[physics substeps]: smallest command lag (with ``max_delay`` > 0 every model gets a Delay part)."""
     max_delay: int = 0
@@ -120,9 +139,15 @@ class ActuatorBaseCfg:
     effort_limit_sim: ParamValue = None
     velocity_limit_sim: ParamValue = None
 
+    _DEPRECATED = _DEPRECATED
+    """Isaac Lab's deprecated names -> the field they set (ImplicitActuatorCfg: ``effort_limit``
+    is the solver limit, as in Isaac Lab 3.0)."""
+    _ASSET_FIELDS = ("stiffness", "damping", "actuator_effort_limit", "actuator_velocity_limit")
+    """Fields whose None means "take the value from the asset" (:mod:`.asset`)."""
+
     def __post_init__(self):
         defaults = {f.name: f.default for f in fields(self)}
-        for old, new in _DEPRECATED.items():
+        for old, new in self._DEPRECATED.items():
             value = getattr(self, old)
             if value is None:
                 continue
@@ -154,8 +179,9 @@ class ActuatorBaseCfg:
         for key, dist in self.randomization.items():
             if not isinstance(dist, Distribution):
                 raise TypeError(f"{name}: randomization[{key!r}] must be a Distribution, got {type(dist).__name__} {dist!r}")
-        for key in ("armature", "friction"):
+        for key in JOINT_PROPERTY_FIELDS:
             _check_joint_property(name, key, getattr(self, key))
+        check_class_type(self)
 
     def _check_delay_fields(self) -> None:
         """``min_delay`` / ``max_delay`` integers in ``[0, 2**20]`` with ``min_delay <= max_delay``;
@@ -226,21 +252,28 @@ class ActuatorBaseCfg:
         num_envs: int = 1,
         device: str | torch.device = "cpu",
         seed: int | None = None,
+        asset: AssetJoints | None = None,
         **kwargs: Any,
     ) -> Actuator:
         """Bind this recipe to the joints of ``joint_names`` it matches, for ``num_envs`` envs.
 
-        Extra keyword arguments (``dtype``, ``check_finite``, ``array_backend``, ``name``,
-        ``effort_mode``) go to :class:`Actuator`; ``effort_mode`` defaults to the config's field.
+        ``asset`` (an :class:`~actuator_gym.actuators.asset.AssetJoints`, e.g. the MJCF's values
+        from :class:`~actuator_gym.backends.mujoco_asset.MjcfJoints`) fills the fields left None
+        ("take the value from the asset", Isaac Lab's meaning; :func:`.asset.resolve_cfg`); the
+        model is built from that resolved copy (``model.resolved_cfg``) and ``model.cfg`` stays
+        this config. Extra keyword arguments (``dtype``, ``check_finite``, ``array_backend``,
+        ``name``, ``effort_mode``) go to :class:`Actuator`; ``effort_mode`` defaults to the
+        config's field.
         """
         kwargs.setdefault("effort_mode", self.effort_mode)
         _check_effort_mode(self, kwargs["effort_mode"])
         self._check_delay_fields()
         options = self._stable_pd_options()
         names = self.select_joints(joint_names)
-        recipe = self.recipe()
+        resolved = resolve_cfg(self, names, asset)
+        recipe = resolved.recipe()
         aliases = recipe.pop("aliases", {})
-        self._check_unused_fields(recipe, aliases)
+        resolved._check_unused_fields(recipe, aliases)
         if recipe.get("delay") is None and self.max_delay > 0:
             recipe["delay"] = self.delay_part()
         if recipe.get("delay") is not None:
@@ -258,6 +291,7 @@ class ActuatorBaseCfg:
             **kwargs,
         )
         model.cfg = self
+        model.resolved_cfg = resolved
         if options is not None:
             model.implicit_options = options
         return model
@@ -311,6 +345,18 @@ def _same(a, b) -> bool:
 
 
 _PD_ALIASES = {"stiffness": "kp", "damping": "kd"}
+
+
+def _with_solver_limit(cfg: "ActuatorBaseCfg", clamping: list, aliases: dict) -> dict:
+    """Append the solver-side effort limit (``joint_effort_limit``, Isaac Lab's
+    ``effort_limit_sim``) as the last clamp when it is given: the effort the physics receives is
+    clipped to it after the actuator model's own limits, and it is its own parameter
+    (``joint_effort_limit``), apart from the rated ``actuator_effort_limit``."""
+    if cfg.joint_effort_limit is None:
+        return aliases
+    check_value(cfg.joint_effort_limit, "joint_effort_limit", type(cfg).__name__, default=math.inf, domain=NONNEG)
+    clamping.append(ClampingMaxEffort(max_effort=cfg.joint_effort_limit))
+    return {**aliases, "joint_effort_limit": f"clamping[{len(clamping) - 1}].max_effort"}
 DELAY_ALIASES = {"min_delay": "delay_steps", "max_delay": "delay_steps", "delay": "delay_steps"}
 """Config field names that address a recipe's Delay parameter ``delay_steps`` (e.g. in ``randomization``)."""
 
@@ -320,10 +366,12 @@ class IdealPDActuatorCfg(ActuatorBaseCfg):
     """Explicit PD: ``clip(kp (q* - q) + kd (qd* - qd) + tau_ff, ±actuator_effort_limit)``."""
 
     def recipe(self):
+        clamping = [ClampingMaxEffort(max_effort=self.actuator_effort_limit)]
+        aliases = {**_PD_ALIASES, "actuator_effort_limit": "clamping[0].max_effort"}
         return dict(
             drive=DrivePD(kp=self.stiffness, kd=self.damping),
-            clamping=[ClampingMaxEffort(max_effort=self.actuator_effort_limit)],
-            aliases={**_PD_ALIASES, "actuator_effort_limit": "max_effort"},
+            clamping=clamping,
+            aliases=_with_solver_limit(self, clamping, aliases),
         )
 
 
@@ -348,20 +396,18 @@ class DCMotorCfg(ActuatorBaseCfg):
             raise ValueError(
                 f"{type(self).__name__}: actuator_velocity_limit is required (no-load speed, rad/s, finite > 0)"
             )
+        clamping = [
+            ClampingDCMotor(
+                saturation_effort=self.saturation_effort,
+                velocity_limit=self.actuator_velocity_limit,
+                effort_limit=self.actuator_effort_limit,
+            )
+        ]
+        aliases = {**_PD_ALIASES, "actuator_effort_limit": "effort_limit", "actuator_velocity_limit": "velocity_limit"}
         return dict(
             drive=DrivePD(kp=self.stiffness, kd=self.damping),
-            clamping=[
-                ClampingDCMotor(
-                    saturation_effort=self.saturation_effort,
-                    velocity_limit=self.actuator_velocity_limit,
-                    effort_limit=self.actuator_effort_limit,
-                )
-            ],
-            aliases={
-                **_PD_ALIASES,
-                "actuator_effort_limit": "effort_limit",
-                "actuator_velocity_limit": "velocity_limit",
-            },
+            clamping=clamping,
+            aliases=_with_solver_limit(self, clamping, aliases),
         )
 
 
@@ -398,11 +444,12 @@ class RemotizedPDActuatorCfg(DelayedPDActuatorCfg):
                 f"{type(self).__name__}: joint_parameter_lookup needs rows (angle, transmission_ratio, max_effort), "
                 f"got {self.joint_parameter_lookup!r}"
             )
+        clamping = [ClampingPositionBased([r[0] for r in rows], [r[2] for r in rows])]
         return dict(
             delay=self.delay_part(),
             drive=DrivePD(kp=self.stiffness, kd=self.damping),
-            clamping=[ClampingPositionBased([r[0] for r in rows], [r[2] for r in rows])],
-            aliases={**_PD_ALIASES, **DELAY_ALIASES},
+            clamping=clamping,
+            aliases=_with_solver_limit(self, clamping, {**_PD_ALIASES, **DELAY_ALIASES}),
         )
 
 
@@ -417,6 +464,8 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
     The parameters live in the parts; the PD fields of the base config (``stiffness``, ``damping``,
     ``actuator_*_limit``) are not used. ``min_delay``/``max_delay`` add a Delay when ``delay`` is None.
     """
+
+    _ASSET_FIELDS = ()
 
     drive: Drive | None = None
     """The drive part (required): ``DrivePD``, ``DrivePID`` or a neural drive."""
@@ -441,8 +490,10 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
     ``kp (q* - q) + kd (qd* - qd) + tau_ff`` implicitly (in MuJoCo a position actuator with kp, kv
     and a force range; the built model's ``engine_servo`` is True), which stays stable at
     gains and substeps where an explicit PD diverges. The built model's ``compute`` returns the PD
-    estimate clipped to the solver limit (``joint_effort_limit``, else ``actuator_effort_limit``); a
-    backend that reports the force actually applied overwrites the telemetry with it.
+    estimate clipped to the rated ``actuator_effort_limit`` and to the solver's ``joint_effort_limit``
+    (two parameters; the engine servo's force range is the solver's); a backend that reports the
+    force actually applied overwrites the telemetry with it. ``effort_limit`` (Isaac Lab 3.0's
+    deprecated name) sets ``joint_effort_limit`` here.
 
     Different from ``effort_mode="implicit"`` on the explicit models (e.g.
     ``IdealPDActuatorCfg(effort_mode="implicit")``): there the actuator model itself solves its
@@ -457,13 +508,20 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
         "ImplicitActuatorCfg is integrated by the physics engine (solver-side servo); effort_mode applies "
         "to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)"
     )
+    _DEPRECATED = {**_DEPRECATED, "effort_limit": "joint_effort_limit"}
+    _ASSET_FIELDS = (*ActuatorBaseCfg._ASSET_FIELDS, "joint_effort_limit")
 
     def recipe(self):
-        limit = self.joint_effort_limit if self.joint_effort_limit is not None else self.actuator_effort_limit
+        # two parameters: the rated limit (telemetry estimate) and the solver's limit (the servo's
+        # force range); the estimate is clipped by both, the engine applies the solver one
+        for key in ("actuator_effort_limit", "joint_effort_limit"):
+            check_value(getattr(self, key), key, type(self).__name__, default=math.inf, domain=NONNEG)
         return dict(
             drive=DrivePD(kp=self.stiffness, kd=self.damping),
-            clamping=[ClampingMaxEffort(max_effort=limit)],
-            aliases={**_PD_ALIASES, "joint_effort_limit": "max_effort", "actuator_effort_limit": "max_effort"},
+            clamping=[ClampingMaxEffort(max_effort=self.actuator_effort_limit),
+                      ClampingMaxEffort(max_effort=self.joint_effort_limit)],
+            aliases={**_PD_ALIASES, "actuator_effort_limit": "clamping[0].max_effort",
+                     "joint_effort_limit": "clamping[1].max_effort"},
         )
 
     def build(self, joint_names, num_envs=1, device="cpu", seed=None, **kwargs):
@@ -478,6 +536,7 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
 @dataclass(kw_only=True)
 class _ActuatorNetCfg(DCMotorCfg):
     _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
+    _ASSET_FIELDS = ("actuator_effort_limit", "actuator_velocity_limit")  # stiffness / damping: unused
     network_file: str | None = None
     """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
     ``allow_unsafe_checkpoint=True``)."""

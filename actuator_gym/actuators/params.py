@@ -293,6 +293,42 @@ class Param:
         names = self._ctx.joint_names
         return f"joint '{names[col]}'" if names is not None else f"joint {col}"
 
+    def assign(self, value: Any, env_ids: torch.Tensor | None, cols: torch.Tensor,
+               bounds: tuple[float, float] | None = None) -> None:
+        """Set the nominal and in-force values of ``env_ids`` (None = all) x ``cols`` to ``value`` (a
+        number or an array broadcastable to that block), validated first with this parameter's
+        domain and distributions (and ``bounds``, a part's runtime range): nothing changes on error."""
+        rows = torch.arange(self.nominal.shape[0]) if env_ids is None else env_ids.cpu()
+        cols = cols.cpu()
+        if isinstance(value, (dict, Distribution)) or not (is_real(value) or isinstance(value, (torch.Tensor, np.ndarray, list, tuple))):
+            raise TypeError(f"{self._where}: set_parameter takes a number or an array, got {type(value).__name__} {value!r}")
+        v = value if is_real(value) else torch.as_tensor(real_array(value, f"parameter '{self.name}'", self._ctx.owner))
+        try:
+            block = torch.broadcast_to(torch.as_tensor(v, dtype=torch.float64), (len(rows), len(cols))).clone()
+        except RuntimeError:
+            raise ValueError(
+                f"{self._where}: value of shape {tuple(torch.as_tensor(v).shape)} does not broadcast to "
+                f"({len(rows)}, {len(cols)}) (envs, joints)"
+            ) from None
+        if bounds is not None and not bool(((block >= bounds[0]) & (block <= bounds[1])).all()):
+            env, col = (~((block >= bounds[0]) & (block <= bounds[1]))).nonzero()[0].tolist()
+            raise ValueError(
+                f"{self._where}: {self._joint(int(cols[col]))} (env {int(rows[env])}) value {block[env, col].item()} is "
+                f"outside the range this model was built for; allowed: [{bounds[0]:g}, {bounds[1]:g}]"
+            )
+        old = self.nominal
+        self.nominal = old.clone()
+        self.nominal[rows[:, None], cols[None, :]] = block
+        try:
+            self._validate()
+        except (ValueError, TypeError):
+            self.nominal = old
+            raise
+        if self.domain.integer:
+            block = torch.round(block)
+        dev = self.values.device
+        self.values[rows.to(dev)[:, None], cols.to(dev)[None, :]] = block.to(device=dev, dtype=self.values.dtype)
+
     def _validate(self) -> None:
         d, dtype = self.domain, self._ctx.dtype
         nom = self.nominal

@@ -161,6 +161,11 @@ class Part:
     def refresh(self) -> None:
         """Recompute values derived from parameters (after they were re-sampled)."""
 
+    def runtime_bounds(self, name: str) -> tuple[float, float] | None:
+        """The range parameter ``name`` may be set to at run time (``set_parameter``) beyond its
+        domain, when the bound state depends on it (a delay's history length); None: the domain."""
+        return None
+
     def reset(self, env_ids: torch.Tensor | None) -> None:
         """Clear the internal state of ``env_ids`` (None = all)."""
 

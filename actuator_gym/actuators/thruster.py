@@ -342,6 +342,10 @@ class Thruster(BatchModel):
     def _parameter_table(self) -> dict[str, Param]:
         return self._params  # parameters() / randomized_parameters() / seed(): BatchModel (PARAMETERS order)
 
+    def _settable(self, name: str):
+        self.parameter(name)  # unknown names: the same error
+        return self._params[name], self._refresh, None
+
     # -- reset ------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
         """Re-draw ``k_f``, ``tau_inc``, ``tau_dec`` of ``env_ids`` (None = all) and set their thrust to

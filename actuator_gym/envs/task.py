@@ -111,6 +111,7 @@ from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..substep import SubstepEngine, TorchJointState
 from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
+from .task_joints import MjcfJoints, write_joint_properties
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -123,22 +124,6 @@ __all__ = [
     "make_task_env",
     "make_task_vec",
 ]
-
-_WRAPPER_ONLY_FIELDS = ("armature", "friction", "joint_effort_limit", "joint_velocity_limit")
-
-
-def _refuse_joint_properties(actuators: Mapping[str, Any], owner: str) -> None:
-    """The batched task does not write joint properties into the model (ActuatorWrapper does):
-    refuse configs that set them instead of dropping them silently."""
-    for g, cfg in actuators.items():
-        given = [k for k in _WRAPPER_ONLY_FIELDS if getattr(cfg, k, None) is not None]
-        if given:
-            raise ValueError(
-                f"{owner}: group {g!r} sets {given}, which the batched task does not apply (only ActuatorWrapper "
-                "writes joint properties into the model); set them in the MJCF, or randomize them with "
-                "model_randomization (e.g. field='dof_armature')"
-            )
-
 
 class BatchedTask(VectorEnv):
     """Base of batched actuator-gym tasks (a ``gymnasium.vector.VectorEnv``); see the module doc.
@@ -182,7 +167,6 @@ class BatchedTask(VectorEnv):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
-        _refuse_joint_properties(cfg.actuators, owner)
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.autoreset_mode = mode
@@ -193,6 +177,8 @@ class BatchedTask(VectorEnv):
         except Exception as exc:
             raise ValueError(f"{type(self).__name__}: the MJCF does not compile: {exc}") from exc
         self.model.opt.timestep = float(cfg.physics_dt)
+        joint_cfgs, rotor_cfgs = split_groups(cfg.actuators)
+        write_joint_properties(self.model, joint_cfgs, backend, owner)  # armature, friction: before the batch
         self.physics_dt = float(cfg.physics_dt)
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
@@ -208,11 +194,11 @@ class BatchedTask(VectorEnv):
         self.device = self.backend.device
         self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
-        joint_cfgs, rotor_cfgs = split_groups(cfg.actuators)
         if joint_cfgs and not self.joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         self.collection = None if not joint_cfgs else ActuatorCollection(
-            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed
+            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed,
+            asset=MjcfJoints(self.model),
         )
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
@@ -253,6 +239,8 @@ class BatchedTask(VectorEnv):
         self.episode_stats = EpisodeStats.of(n, self.collection, self.rotors)  # info["actuator_episode"]
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset = np.zeros(n, dtype=bool)
+        self.parameters_changed = np.zeros(n, dtype=bool)
+        """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
         self.rng = np.random.default_rng(seed)
         self._gen = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
         self.metadata = dict(type(self).metadata)
@@ -442,6 +430,15 @@ class BatchedTask(VectorEnv):
     def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force, both kinds of group."""
         return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.actuators.parameters().items()}
+
+    def set_actuator_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joints: Any = None) -> None:
+        """Set parameter ``name`` of ``group`` for ``env_ids`` (None = all) and the group's ``joints``
+        (None = all; regexes over its joint names, or indices) now: validated with the parameter's
+        domain (nothing changes on error), in force from the next substep, in the next ``info``'s
+        ``["actuator"]["parameters"]`` for those envs, and the new nominal over later resets
+        (docs/actuators.md, "Changing parameters at run time")."""
+        self.actuators.set_parameter(group, name, value, env_ids=env_ids, joint_ids=joints)
+        self.parameters_changed[slice(None) if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())] = True
 
     # -- internals ----------------------------------------------------------------------------
     def _setup_actions(self) -> None:

@@ -33,14 +33,16 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
         act["joint_vel"], act["_joint_vel"] = task.backend.joint_vel(), everyone.copy()
     for key, value in task.actuator_telemetry().items():
         act[key], act["_" + key] = np.array(value), everyone.copy()
-    if reset.any():
+    shown = reset | task.parameters_changed  # reset envs, and envs whose parameters were set
+    task.parameters_changed[:] = False
+    if shown.any():
         params: dict[str, Any] = {}
         for g, p in task.actuator_parameters().items():
             gd = {}
             for k, v in p.items():
-                gd[k], gd["_" + k] = v, reset.copy()
-            params[g], params["_" + g] = gd, reset.copy()
-        act["parameters"], act["_parameters"] = params, reset.copy()
+                gd[k], gd["_" + k] = v, shown.copy()
+            params[g], params["_" + g] = gd, shown.copy()
+        act["parameters"], act["_parameters"] = params, shown.copy()
     info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
     if ended is not None and ended.any():
         info[EPISODE_INFO_KEY], info["_" + EPISODE_INFO_KEY] = task.episode_stats.record(ended), ended.copy()

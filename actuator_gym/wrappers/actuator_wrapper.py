@@ -35,6 +35,7 @@ import torch
 
 from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
+from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
 from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
@@ -188,7 +189,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             model_order = grouped + [n for n in model_order if n not in grouped]
         self.backend = MujocoBackend(model, data, model_order)
         self.collection = ActuatorCollection(
-            actuators, joint_names=model_order, num_envs=1, device="cpu", seed=0, dtype=torch.float64
+            actuators, joint_names=model_order, num_envs=1, device="cpu", seed=0, dtype=torch.float64,
+            asset=MjcfJoints(model),
         )
         passive = set(self.collection.passive_joints)
         self.joint_names: tuple[str, ...] = tuple(n for n in cand if n not in passive)
@@ -208,7 +210,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Every actuator group (:class:`~actuator_gym.groups.ActuatorGroups`)."""
         self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
                         if self.collection.engine_servo_groups else None)
-        property_writes = self._plan_joint_properties()
+        property_writes = plan_joint_properties(model, actuators, model_order, "ActuatorWrapper")
         self._setup_action_space(action_scale, action_offset, env_acts, normalized)
 
         # -- hot-path buffers ----------------------------------------------------------------
@@ -227,8 +229,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # -- every check passed: write into the env's model, then install the hook
         if self._servos:
             self._servos.configure()
-        for arr, dofs, vals in property_writes:
-            arr[dofs] = vals
+        apply_joint_properties(property_writes)
         self._sim.set_substep_hook(self._substep)
 
     # ---------------------------------------------------------------------------------------
@@ -296,42 +297,6 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 raise ValueError(f"ActuatorWrapper: joints: {p!r} matches no joint of the model; joints are {names}")
             out += [h for h in hits if h not in out]
         return out
-
-    def _plan_joint_properties(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The armature / friction writes of every group, ``[(model array, dofs, values)]``, all
-        checked (nothing is written here); reject what MuJoCo lacks."""
-        m = self._model
-        writes = []
-        for g in self.collection:
-            cfg = self.collection[g].cfg
-            if cfg is None:
-                continue
-            ids = self.collection.joint_ids(g)
-            dofs = self.backend.joints.dof_adr[ids]
-            if getattr(cfg, "joint_velocity_limit", None) is not None:
-                raise ValueError(
-                    f"ActuatorWrapper: group '{g}': joint_velocity_limit is not supported on MuJoCo "
-                    "(no solver-side velocity limit); use actuator_velocity_limit"
-                )
-            if getattr(cfg, "joint_effort_limit", None) is not None and not self.collection[g].engine_servo:
-                raise ValueError(
-                    f"ActuatorWrapper: group '{g}': joint_effort_limit applies to engine-servo (ImplicitActuatorCfg) groups only; "
-                    "explicit groups are limited by actuator_effort_limit"
-                )
-            for field, arr in (("armature", m.dof_armature), ("friction", m.dof_frictionloss)):
-                v = getattr(cfg, field, None)
-                if v is None:
-                    continue
-                if isinstance(v, (dict, torch.Tensor)) or hasattr(v, "sample"):
-                    raise ValueError(
-                        f"ActuatorWrapper: group '{g}': {field} must be a number or a per-joint sequence "
-                        f"of {len(ids)} values on MuJoCo envs, got {type(v).__name__}"
-                    )
-                vals = _per_joint(v, len(ids), f"group '{g}' {field}")
-                if (vals < 0).any():
-                    raise ValueError(f"ActuatorWrapper: group '{g}': {field} must be >= 0, got {vals.tolist()}")
-                writes.append((arr, dofs, vals))
-        return writes
 
     def _setup_action_space(self, action_scale, action_offset, env_acts, normalized: bool) -> None:
         J, mode = len(self.joint_names), self.action_mode
@@ -514,6 +479,18 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         info["actuator"] = {"parameters": self.parameters()}
         info["action_scale"], info["action_offset"] = self.action_scale, self.action_offset
         return obs, info
+
+    def set_actuator_parameter(self, group: str, name: str, value: Any, joints: Any = None) -> None:
+        """Set parameter ``name`` of ``group`` now, for its joints ``joints`` (None = all; regexes
+        over the group's joint names, or indices): validated with the parameter's domain, in force
+        from the next substep, shown by :meth:`parameters`, and the new nominal value over later
+        resets (docs/actuators.md, "Changing parameters at run time"). Engine-servo groups rewrite
+        the MuJoCo servo's gains."""
+        self._check_open("set_actuator_parameter")
+        self.groups.set_parameter(group, name, value, joint_ids=joints)
+        self._param_cache[group] = {k: v[0].numpy().copy() for k, v in self.groups[group].parameters().items()}
+        if self._servos:
+            self._servos.apply_gains()
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays) for this episode."""

@@ -81,7 +81,7 @@ class EngineServos:
             model = self.collection[g]
             kp = model.parameter("stiffness")[0].numpy().astype(np.float64)
             kd = model.parameter("damping")[0].numpy().astype(np.float64)
-            lim = model.parameter("max_effort")[0].numpy().astype(np.float64)
+            lim = model.parameter("joint_effort_limit")[0].numpy().astype(np.float64)  # the solver's limit
             gain = np.where(kp > 0, kp, kd)
             safe = np.where(gain > 0, gain, 1.0)
             self.backend.set_servo_gains(acts, gain, kd, lim)

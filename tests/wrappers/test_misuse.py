@@ -50,9 +50,9 @@ def assert_same_model(a, b):
 # ---- ActuatorWrapper ---------------------------------------------------------------------------
 REFUSED_WRAPPERS = {
     # an implicit group (would reconfigure MuJoCo actuators, write armature) and a group refused later
-    "implicit then joint_velocity_limit": lambda: dict(actuators={
+    "implicit then dynamic_friction above friction": lambda: dict(actuators={
         "a": ImplicitActuatorCfg(joint_names_expr=["joint0"], stiffness=5.0, damping=1.0, armature=0.3, friction=0.2),
-        "b": IdealPDActuatorCfg(joint_names_expr=["joint1"], joint_velocity_limit=1.0)}),
+        "b": IdealPDActuatorCfg(joint_names_expr=["joint1"], friction=0.1, dynamic_friction=0.2)}),
     "armature then bad action_scale": lambda: dict(
         actuators={"a": IdealPDActuatorCfg(stiffness=5.0, armature=0.5, friction=[0.1, 0.2])}, action_scale=[1.0, 0.0]),
     "implicit then bad action_offset": lambda: dict(
@@ -153,8 +153,8 @@ BAD_TASK_KWARGS = [
     (PENDULUM, dict(seed=-3), ValueError, "seed"),
     (PENDULUM, dict(device="banana"), ValueError, "device"),
     (PENDULUM, dict(model_randomization=[5]), TypeError, "model_randomization"),
-    (PENDULUM, dict(actuators={"pendulum": IdealPDActuatorCfg(joint_names_expr=["hinge"], armature=0.1)}), ValueError,
-     "armature.*does not apply"),
+    (PENDULUM, dict(actuators={"pendulum": IdealPDActuatorCfg(joint_names_expr=["hinge"], armature={"nope": 0.1})}), ValueError,
+     "group 'pendulum' armature: key 'nope' matches no joint"),
     (PENDULUM, dict(not_a_field=1), TypeError, "got an unexpected keyword argument 'not_a_field'"),
     ("actuator_gym/Quadruped-v0", dict(max_tilt=float("nan")), ValueError, "max_tilt"),
     ("actuator_gym/Quadruped-v0", dict(joint_pos_noise=math.inf), ValueError, "joint_pos_noise"),

@@ -234,7 +234,7 @@ def test_position_mode_targets_offset_scale_and_clip(normalized):
 
 
 def test_implicit_group_is_an_engine_servo_and_reports_the_engine_force():
-    env = make(cfg=ImplicitActuatorCfg(stiffness=20.0, damping=8.0, actuator_effort_limit=0.5),
+    env = make(cfg=ImplicitActuatorCfg(stiffness=20.0, damping=8.0, joint_effort_limit=0.5),
                action_scale=1.0, action_offset=0.0, env_kw=dict(max_episode_steps=500))
     model = env.unwrapped.model
     assert model.actuator_gear[:, 0].tolist() == [1.0, 1.0]
@@ -393,7 +393,7 @@ def test_construction_errors_are_clear():
         make(action_mode="torque")
     with pytest.raises(ValueError, match="action_scale"):
         make(action_scale=[1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="joint_velocity_limit"):
+    with pytest.warns(UserWarning, match="joint_velocity_limit is not enforced on MuJoCo"):
         make(cfg=IdealPDActuatorCfg(joint_velocity_limit=3.0))
     with pytest.raises(TypeError, match="neither a Gymnasium MujocoEnv nor a SubstepHookEnv"):
         ActuatorWrapper(gym.make("CartPole-v1"), actuators={"a": IdealPDActuatorCfg()})

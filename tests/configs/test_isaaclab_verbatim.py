@@ -1,0 +1,335 @@
+"""Isaac Lab's example actuator configs, field for field, on our tasks and on Gymnasium envs.
+
+The constants below are written as in ``isaaclab_assets`` (ANYdrive DC motor, Unitree A1 DC motor,
+Franka's implicit shoulder group, the Go1 MLP net); only ``joint_names_expr`` is re-pointed at the
+host model's joints (:func:`on`), and the Go1 net file (not downloadable) is a TorchScript MLP of
+the same architecture built here. Also: None = "from the asset", the two effort limits, joint
+properties, and run-time parameter changes.
+"""
+
+import dataclasses
+import math
+import textwrap
+import warnings
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import actuator_gym as ag
+from actuator_gym import configs
+from actuator_gym.backends.mujoco_asset import MjcfJoints
+from actuator_gym.envs.task_joints import write_joint_properties
+from actuator_gym.randomization import Uniform
+from actuator_gym.wrappers import ActuatorWrapper
+
+QUADRUPED = "actuator_gym/Quadruped-v0"
+
+
+def isaaclab(factory):
+    """Build a config as Isaac Lab users write it (its deprecated names warn, as in Isaac Lab 3.0)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return factory()
+
+
+ANYDRIVE_3_SIMPLE_ACTUATOR_CFG = isaaclab(lambda: ag.DCMotorCfg(
+    joint_names_expr=[".*HAA", ".*HFE", ".*KFE"],
+    saturation_effort=120.0,
+    effort_limit=80.0,
+    velocity_limit=7.5,
+    stiffness={".*": 40.0},
+    damping={".*": 5.0},
+))
+UNITREE_A1_LEGS = isaaclab(lambda: ag.DCMotorCfg(
+    joint_names_expr=[".*_hip_joint", ".*_thigh_joint", ".*_calf_joint"],
+    effort_limit=33.5,
+    saturation_effort=33.5,
+    velocity_limit=21.0,
+    stiffness=25.0,
+    damping=0.5,
+    friction=0.0,
+))
+FRANKA_PANDA_SHOULDER = isaaclab(lambda: ag.ImplicitActuatorCfg(
+    joint_names_expr=["panda_joint[1-4]"],
+    effort_limit_sim=87.0,
+    velocity_limit_sim=2.175,
+    stiffness=80.0,
+    damping=4.0,
+))
+
+
+def go1_actuator_cfg(network_file):
+    return isaaclab(lambda: ag.ActuatorNetMLPCfg(
+        joint_names_expr=[".*_hip_joint", ".*_thigh_joint", ".*_calf_joint"],
+        network_file=network_file,
+        pos_scale=-1.0,
+        vel_scale=1.0,
+        torque_scale=1.0,
+        input_order="pos_vel",
+        input_idx=[0, 1, 2],
+        effort_limit=23.7,  # taken from spec sheet
+        velocity_limit=30.0,  # taken from spec sheet
+        saturation_effort=23.7,  # same as effort limit
+        allow_unsafe_checkpoint=True,  # ours: TorchScript runs code; the one field Isaac Lab lacks
+    ))
+
+
+def on(cfg, *exprs):
+    """The same config over another model's joints."""
+    return dataclasses.replace(cfg, joint_names_expr=list(exprs))
+
+
+def quadruped(actuators, n=2):
+    return gym.make_vec(QUADRUPED, num_envs=n, actuators=actuators).unwrapped
+
+
+def run(env_or_task, steps=3):
+    """Step with zero actions; observations and efforts must stay finite. Returns the last info."""
+    env_or_task.reset(seed=0)
+    for _ in range(steps):
+        a = np.zeros(env_or_task.action_space.shape, np.float32)
+        obs, _, _, _, info = env_or_task.step(a)
+        assert np.isfinite(obs).all() and np.isfinite(info["actuator"]["applied_effort"]).all()
+    return info
+
+
+def const(model, name):
+    """A parameter that is one value over every env and joint, as a float."""
+    v = model.parameter(name)
+    assert torch.all(v == v.flatten()[0]), (name, v)
+    return float(v.flatten()[0])
+
+
+# -- the example configs --------------------------------------------------------------------------
+def test_anydrive_dc_motor_on_the_quadruped_task():
+    task = quadruped({"legs": on(ANYDRIVE_3_SIMPLE_ACTUATOR_CFG, ".*_hip_abd", ".*_hip_flex", ".*_knee")})
+    m = task.collection["legs"]
+    got = {k: const(m, k) for k in ("stiffness", "damping", "saturation_effort", "actuator_effort_limit", "actuator_velocity_limit")}
+    assert got == {"stiffness": 40.0, "damping": 5.0, "saturation_effort": 120.0, "actuator_effort_limit": 80.0,
+                   "actuator_velocity_limit": 7.5}
+    info = run(task, steps=5)
+    assert (np.abs(info["actuator"]["applied_effort"]) <= 80.0 + 1e-6).all()
+
+
+def test_unitree_dc_motor_on_the_quadruped_task_and_on_ant():
+    task = quadruped({"legs": on(UNITREE_A1_LEGS, ".*_hip_abd", ".*_hip_flex", ".*_knee")})
+    m = task.collection["legs"]
+    assert [const(m, k) for k in ("stiffness", "damping", "saturation_effort", "actuator_effort_limit",
+                                  "actuator_velocity_limit")] == [25.0, 0.5, 33.5, 33.5, 21.0]
+    assert task.model.dof_frictionloss[6:].tolist() == [0.0] * 12  # friction=0.0 written (static friction)
+    run(task)
+    env = ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": on(UNITREE_A1_LEGS, r"hip_\d", r"ankle_\d")})
+    assert env.parameters()["legs"]["actuator_velocity_limit"].tolist() == [21.0] * 8
+    run(env)
+
+
+def test_franka_implicit_group_on_ant_is_the_engine_servo_with_the_solver_limit():
+    with pytest.warns(UserWarning, match="joint_velocity_limit is not enforced on MuJoCo"):
+        env = ActuatorWrapper(gym.make("Ant-v5"), actuators={
+            "shoulder": on(FRANKA_PANDA_SHOULDER, "hip_[1-4]"),
+            "rest": ag.IdealPDActuatorCfg(joint_names_expr=["ankle_.*"], stiffness=10.0, damping=1.0)})
+    p = env.parameters()["shoulder"]
+    assert p["joint_effort_limit"].tolist() == [87.0] * 4  # effort_limit_sim: the solver's limit
+    assert p["actuator_effort_limit"].tolist() == [math.inf] * 4  # no rated limit given
+    assert p["stiffness"].tolist() == [80.0] * 4 and p["damping"].tolist() == [4.0] * 4
+    model = env.unwrapped.model
+    names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in model.actuator_trnid[:, 0]]
+    hips = [names.index(f"hip_{i}") for i in range(1, 5)]
+    assert model.actuator_forcerange[hips].tolist() == [[-87.0, 87.0]] * 4
+    assert model.actuator_gainprm[hips, 0].tolist() == [80.0] * 4
+    assert model.actuator_biasprm[hips, 1:3].tolist() == [[-80.0, -4.0]] * 4
+    run(env)
+    # Isaac Lab 3.0's deprecated effort_limit on an implicit actuator is the solver limit too
+    with pytest.warns(DeprecationWarning):
+        assert ag.ImplicitActuatorCfg(effort_limit=12.0).joint_effort_limit == 12.0
+
+
+def _go1_net(path):
+    """A TorchScript MLP of the Go1 actuator net's architecture (6 -> 32 -> 32 -> 32 -> 1, softsign)."""
+    torch.manual_seed(3)
+    net = nn.Sequential(nn.Linear(6, 32), nn.Softsign(), nn.Linear(32, 32), nn.Softsign(),
+                        nn.Linear(32, 32), nn.Softsign(), nn.Linear(32, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.trace(net, torch.zeros(2, 6)).save(str(path))
+    return net
+
+
+def test_go1_mlp_net_inputs_scales_and_envelope(tmp_path):
+    net = _go1_net(tmp_path / "unitree_go1.pt")
+    cfg = go1_actuator_cfg(str(tmp_path / "unitree_go1.pt"))
+    m = cfg.build(joint_names=["FL_hip_joint", "FL_thigh_joint"])
+    assert [const(m, k) for k in ("saturation_effort", "actuator_effort_limit", "actuator_velocity_limit")] == pytest.approx([23.7, 23.7, 30.0])
+    err, vel = np.array([[0.05, -0.02]]), np.array([[0.3, -0.1]])
+    for _ in range(3):  # fill the history: inputs [pos_scale * err x3, vel_scale * vel x3] per joint
+        out = m.compute(joint_pos=-err, joint_vel=vel, target_pos=np.zeros((1, 2)))
+    x = torch.tensor([[-e] * 3 + [v] * 3 for e, v in zip(err[0], vel[0])], dtype=torch.float32)
+    expected = net(x).detach()[:, 0]
+    assert torch.all(expected.abs() < 23.7 * (1 - 0.3 / 30))  # inside the DC envelope: not clipped
+    torch.testing.assert_close(out[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_go1_mlp_net_runs_on_the_quadruped_task_and_on_ant(tmp_path):
+    _go1_net(tmp_path / "net.pt")
+    cfg = go1_actuator_cfg(str(tmp_path / "net.pt"))
+    task = quadruped({"legs": on(cfg, ".*_hip_abd", ".*_hip_flex", ".*_knee")})
+    run(task)
+    np.testing.assert_allclose(task.actuator_parameters()["legs"]["saturation_effort"], 23.7, rtol=1e-7)
+    run(ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": on(cfg, r"hip_\d", r"ankle_\d")}))
+
+
+# -- None = from the asset ------------------------------------------------------------------------
+SERVO_XML = """
+<mujoco><worldbody><body><joint name="a" type="hinge"/><joint name="b" type="hinge" actuatorfrcrange="-3 3"
+  actuatorfrclimited="true"/><geom size=".1" mass="1"/></body></worldbody>
+  <actuator><position joint="a" kp="30" kv="2" gear="2" forcerange="-5 5"/><motor joint="b" gear="4" ctrlrange="-1 1"/></actuator>
+</mujoco>"""
+
+
+def test_mjcf_values_fill_the_none_fields_and_the_users_cfg_is_unchanged():
+    asset = MjcfJoints(mujoco.MjModel.from_xml_string(SERVO_XML))
+    # hand-read: joint a's servo in joint space: gear² kp = 4 * 30, gear² kv = 4 * 2; its limit gear * 5;
+    # joint b: actuatorfrcrange 3 beats gear * ctrlrange = 4; b has no servo
+    assert asset.joint_values("stiffness", ["a", "b"]) == [120.0, None]
+    assert asset.joint_values("damping", ["a", "b"]) == [8.0, None]
+    assert asset.joint_values("effort_limit", ["a", "b"]) == [10.0, 3.0]
+    cfg = ag.IdealPDActuatorCfg(joint_names_expr=["a"], stiffness=None, damping=None, actuator_effort_limit=None)
+    m = cfg.build(joint_names=["a", "b"], asset=asset)
+    assert [const(m, k) for k in ("stiffness", "damping", "actuator_effort_limit")] == [120.0, 8.0, 10.0]
+    assert m.cfg is cfg and cfg.stiffness is None and m.resolved_cfg.stiffness == [120.0]
+    with pytest.raises(ValueError, match=r"stiffness=None .*the MJCF has no stiffness for joints \['b'\]"):
+        ag.IdealPDActuatorCfg(joint_names_expr=["b"], stiffness=None).build(joint_names=["a", "b"], asset=asset)
+    # without an asset: unset limits are +inf, None gains are refused (not a limp 0)
+    assert const(ag.IdealPDActuatorCfg(stiffness=1.0, actuator_effort_limit=None).build(joint_names=["j"]), "actuator_effort_limit") == math.inf
+    with pytest.raises(ValueError, match=r"damping=None .*built without one.*\['j'\]"):
+        ag.IdealPDActuatorCfg(damping=None).build(joint_names=["j"])
+
+
+def test_none_limits_on_gymnasium_motors_are_gear_times_ctrlrange():
+    env = ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": ag.IdealPDActuatorCfg(stiffness=10.0, actuator_effort_limit=None)})
+    assert env.parameters()["legs"]["actuator_effort_limit"].tolist() == [150.0] * 8  # gear 150 x ctrlrange 1
+    with pytest.raises(ValueError, match=r"stiffness=None .*no stiffness for joints \['hip_1', 'ankle_1', 'hip_2'"):
+        ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": ag.IdealPDActuatorCfg(stiffness=None)})
+    # an implicit group's solver limit left None is the env's own (Reacher: gear 200 x ctrlrange 1)
+    reacher = ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": ag.ImplicitActuatorCfg(stiffness=5.0, damping=1.0)})
+    assert reacher.parameters()["arm"]["joint_effort_limit"].tolist() == [200.0, 200.0]
+    assert reacher.unwrapped.model.actuator_forcerange.tolist() == [[-200.0, 200.0]] * 2
+    with pytest.raises(ValueError, match=r"actuator_effort_limit=None .*\['FL_hip_abd'"):
+        quadruped({"legs": ag.IdealPDActuatorCfg(stiffness=1.0, actuator_effort_limit=None)}, n=1)
+
+
+# -- the rated and the solver effort limit are two parameters -------------------------------------
+def test_actuator_and_joint_effort_limits_are_separate_parameters():
+    m = ag.ImplicitActuatorCfg(stiffness=1000.0, actuator_effort_limit=87.0, joint_effort_limit=870.0,
+                               randomization={"actuator_effort_limit": Uniform(0.5, 0.6, operation="scale")}
+                               ).build(joint_names=["j"], num_envs=4, seed=1)
+    rated = m.parameter("actuator_effort_limit")
+    assert torch.all((rated >= 43.5) & (rated <= 52.2)) and torch.all(m.parameter("joint_effort_limit") == 870.0)
+    assert set(m.parameters()) == {"stiffness", "damping", "const_effort", "actuator_effort_limit", "joint_effort_limit"}
+    pd = ag.IdealPDActuatorCfg(stiffness=100.0, actuator_effort_limit=80.0, joint_effort_limit=50.0).build(joint_names=["j"])
+    assert const(pd, "actuator_effort_limit") == 80.0 and const(pd, "joint_effort_limit") == 50.0
+    assert pd.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]]).item() == 50.0  # the solver clamp last
+    assert pd.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[-0.3]]).item() == pytest.approx(-30.0)
+
+
+# -- joint properties -------------------------------------------------------------------------------
+def test_joint_properties_are_written_into_the_task_model_and_its_worlds():
+    task = quadruped({
+        "hips": ag.DCMotorCfg(joint_names_expr=[".*_hip_.*"], stiffness=20.0, saturation_effort=30.0, actuator_velocity_limit=20.0,
+                              armature={".*_abd": 0.02, ".*_flex": 0.03}, friction=0.3, viscous_friction=0.7),
+        "knees": ag.IdealPDActuatorCfg(joint_names_expr=[".*_knee"], stiffness=20.0, dynamic_friction=0.4)})
+    dof = {n: int(task.model.jnt_dofadr[mujoco.mj_name2id(task.model, mujoco.mjtObj.mjOBJ_JOINT, n)]) for n in task.joint_names}
+    world = task.backend.world_model(1)
+    for m in (task.model, world):
+        assert m.dof_armature[dof["FL_hip_abd"]] == 0.02 and m.dof_armature[dof["RR_hip_flex"]] == 0.03
+        assert m.dof_armature[dof["FL_knee"]] == pytest.approx(0.01)  # the MJCF's, untouched
+        assert m.dof_frictionloss[dof["FR_hip_flex"]] == 0.3 and m.dof_damping[dof["FR_hip_flex"]] == 0.7
+        assert m.dof_frictionloss[dof["RL_knee"]] == 0.4  # dynamic friction alone: MuJoCo's one dry level
+    run(task)
+    with pytest.warns(UserWarning, match="one dry-friction level"):
+        quadruped({"legs": ag.IdealPDActuatorCfg(stiffness=1.0, friction=0.5, dynamic_friction=0.2)}, n=1)
+    model = mujoco.MjModel.from_xml_string(SERVO_XML)
+    with pytest.raises(ValueError, match=r"groups \['g'\] set joint properties.*backend='newton'"):
+        write_joint_properties(model, {"g": ag.IdealPDActuatorCfg(armature=0.1)}, "newton", "T")
+    assert model.dof_armature.tolist() == [0.0, 0.0]
+
+
+def test_wrapper_writes_dict_joint_properties_and_class_type_is_checked():
+    env = ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": ag.IdealPDActuatorCfg(
+        stiffness=5.0, viscous_friction={"hip_.*": 0.25}, class_type="isaaclab.actuators.actuator_pd:IdealPDActuator")})
+    m = env.unwrapped.model
+    hip1, ankle1 = (int(m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n)]) for n in ("hip_1", "ankle_1"))
+    assert m.dof_damping[hip1] == 0.25 and m.dof_damping[ankle1] == 1.0  # Ant's default damping kept
+    assert ag.DCMotorCfg(class_type=type("DCMotor", (), {}), saturation_effort=1.0, actuator_velocity_limit=1.0).class_type.__name__ == "DCMotor"
+    with pytest.raises(ValueError, match=r"class_type 'ImplicitActuator'.*allowed: 'IdealPDActuator'"):
+        ag.IdealPDActuatorCfg(class_type="ImplicitActuator")
+    with pytest.raises(TypeError, match="class_type must be a class"):
+        ag.IdealPDActuatorCfg(class_type=3)
+
+
+def test_yaml_takes_isaaclab_field_names(tmp_path):
+    p = tmp_path / "a.yaml"
+    p.write_text(textwrap.dedent("""\
+        kind: actuators
+        groups:
+          legs: {model: DCMotor, class_type: DCMotor, saturation_effort: 120.0, effort_limit: 80.0, velocity_limit: 7.5,
+                 stiffness: 40.0, damping: 5.0, friction: 0.01, dynamic_friction: 0.005, viscous_friction: 0.1, armature: 0.02}
+        """))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        cfg = configs.load(p).actuators["legs"]
+    assert (cfg.actuator_effort_limit, cfg.dynamic_friction, cfg.viscous_friction, cfg.class_type) == (80.0, 0.005, 0.1, "DCMotor")
+    p.write_text("kind: actuators\ngroups:\n  g: {model: IdealPD, viscous_friction: -1.0}\n")
+    with pytest.raises(configs.ConfigError, match="groups.g.viscous_friction"):
+        configs.load(p)
+
+
+# -- run-time parameter changes -------------------------------------------------------------------
+def test_set_parameter_is_validated_immediate_and_the_new_nominal():
+    m = ag.DelayedPDActuatorCfg(stiffness=10.0, max_delay=2,
+                                randomization={"damping": Uniform(0.5, 1.0, operation="scale")}, damping=2.0
+                                ).build(joint_names=["a", "b"], num_envs=3, seed=0, dtype=torch.float64)
+    m.set_parameter("stiffness", 7.0, env_ids=[1], joint_ids="b")
+    expected = torch.full((3, 2), 10.0, dtype=torch.float64)
+    expected[1, 1] = 7.0
+    assert torch.equal(m.parameter("stiffness"), expected)
+    m.reset()
+    assert torch.equal(m.parameter("stiffness"), expected)  # holds over resets
+    m.set_parameter("damping", 20.0)  # a randomized parameter: the new nominal, re-drawn around it
+    assert torch.all(m.parameter("damping") == 20.0)
+    m.reset()
+    d = m.parameter("damping")
+    assert torch.all((d >= 10.0) & (d <= 20.0)) and not torch.all(d == 20.0)
+    before = m.parameters()
+    with pytest.raises(ValueError, match=r"set_parameter\('stiffness'\).*joint 'a' \(env 0\) has value -1.0; allowed: finite values >= 0"):
+        m.set_parameter("stiffness", [-1.0, 3.0])
+    with pytest.raises(ValueError, match=r"set_parameter\('delay'\).*outside the range.*allowed: \[0, 2\]"):
+        m.set_parameter("delay", 3)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        m.set_parameter("stiffness", [1.0, 2.0, 3.0])
+    after = m.parameters()
+    assert all(torch.equal(before[k], after[k]) for k in before)  # nothing changed on error
+
+
+def test_task_and_wrapper_set_actuator_parameter():
+    task = quadruped({"legs": on(UNITREE_A1_LEGS, ".*")})
+    task.reset(seed=0)
+    task.set_actuator_parameter("legs", "stiffness", 40.0, env_ids=[1], joints=".*_knee")
+    k = task.actuator_parameters()["legs"]["stiffness"]
+    knees = [i for i, n in enumerate(task.joint_names) if n.endswith("_knee")]
+    assert (k[1, knees] == 40.0).all() and (np.delete(k[1], knees) == 25.0).all() and (k[0] == 25.0).all()
+    _, _, _, _, info = task.step(np.zeros(task.action_space.shape, np.float32))
+    shown = info["actuator"]["parameters"]["legs"]
+    assert shown["_stiffness"].tolist() == [False, True] and shown["stiffness"][1, knees].tolist() == [40.0] * 4
+    task.reset(options={"reset_mask": np.array([False, True])})
+    assert (task.actuator_parameters()["legs"]["stiffness"][1, knees] == 40.0).all()
+    with pytest.raises(ValueError, match="legs"):
+        task.set_actuator_parameter("legs", "saturation_effort", math.nan)
+    env = ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": ag.ImplicitActuatorCfg(stiffness=5.0, damping=1.0)})
+    env.set_actuator_parameter("arm", "stiffness", 9.0, joints="joint1")
+    assert env.parameters()["arm"]["stiffness"].tolist() == [5.0, 9.0]
+    assert env.unwrapped.model.actuator_gainprm[:, 0].tolist() == [5.0, 9.0]  # the engine servo follows
