@@ -11,13 +11,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["vector_info", "masked_info", "unbatch_info"]
+__all__ = ["vector_info", "masked_info", "with_finals", "unbatch_info"]
 
 
 def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
     """``info`` of ``task`` after a step / reset: ``stepped`` masks the envs that stepped (the
     telemetry keys), ``reset`` the envs reset in this call (the parameters in force, the drawn
-    model fields). Keys: see the :mod:`actuator_gym.envs.task` module docstring."""
+    model fields). Keys: see the :mod:`actuator_gym.envs.task` module docstring.
+
+    The same keys, dtypes and shapes come after every reset and every step (only the masks
+    change): torchrl's info reader stacks the infos of successive calls and fails on a key set
+    that changes. So the parameters and drawn model fields are in every info (the values in force
+    for every env), masked by ``reset``."""
     n = task.num_envs
     tel = task.telemetry
     act: dict[str, Any] = {}
@@ -29,16 +34,15 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray) -> dict[str, 
         act["joint_vel"], act["_joint_vel"] = task.backend.joint_vel(), everyone.copy()
     for key, value in task.actuator_telemetry().items():
         act[key], act["_" + key] = np.array(value), everyone.copy()
-    if reset.any():
-        params: dict[str, Any] = {}
-        for g, p in task.actuator_parameters().items():
-            gd = {}
-            for k, v in p.items():
-                gd[k], gd["_" + k] = v, reset.copy()
-            params[g], params["_" + g] = gd, reset.copy()
-        act["parameters"], act["_parameters"] = params, reset.copy()
+    params: dict[str, Any] = {}  # in every info (see above): the values in force, masked by reset
+    for g, p in task.actuator_parameters().items():
+        gd = {}
+        for k, v in p.items():
+            gd[k], gd["_" + k] = v, reset.copy()
+        params[g], params["_" + g] = gd, reset.copy()
+    act["parameters"], act["_parameters"] = params, reset.copy()
     info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
-    if task._field_rands and reset.any():
+    if task._field_rands:
         rd = {}
         for fr in task._field_rands:
             rd[fr.label], rd["_" + fr.label] = fr.current(), reset.copy()
@@ -64,17 +68,30 @@ def masked_info(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def unbatch_info(info: dict[str, Any], i: int) -> dict[str, Any]:
-    """Env ``i``'s entries of a vector info dict (entries whose mask is False are left out)."""
+def with_finals(info: dict[str, Any], final_obs: np.ndarray, final_info: dict[str, Any], done: np.ndarray) -> dict[str, Any]:
+    """SAME_STEP: ``info`` plus ``final_obs`` (object array of the ended envs' last observations,
+    rows of ``final_obs``; None elsewhere) and ``final_info``, both masked by ``done``
+    (Gymnasium's format)."""
+    rows = np.full(len(done), None, dtype=object)
+    for i in np.flatnonzero(done):
+        rows[i] = np.array(final_obs[i], copy=True)
+    info["final_obs"], info["_final_obs"] = rows, done.copy()
+    info["final_info"], info["_final_info"] = final_info, done.copy()
+    return info
+
+
+def unbatch_info(info: dict[str, Any], i: int, *, keep_masked: bool = False) -> dict[str, Any]:
+    """Env ``i``'s entries of a vector info dict: those whose mask is False are left out, unless
+    ``keep_masked`` (then every key is kept, so successive infos have the same keys)."""
     out: dict[str, Any] = {}
     for k, v in info.items():
         if k.startswith("_"):
             continue
         m = info.get("_" + k)
-        if m is not None and not m[i]:
+        if m is not None and not m[i] and not keep_masked:
             continue
         if isinstance(v, dict):
-            out[k] = unbatch_info(v, i)
+            out[k] = unbatch_info(v, i, keep_masked=keep_masked)
         else:
             x = v[i]
             out[k] = x.item() if isinstance(x, np.generic) else (x.copy() if isinstance(x, np.ndarray) else x)

@@ -1,0 +1,119 @@
+"""Gymnasium's vector conventions and the RL libraries' expectations, kept by :class:`BatchedTask`.
+
+Split from :mod:`actuator_gym.envs.task` (one mechanism each, used by the task and its single-env
+view):
+
+* :func:`episode_limit`: the episode length in control steps, from ``episode_length_s`` and
+  Gymnasium's ``max_episode_steps`` (``make_vec(id, max_episode_steps=K)``): the smaller wins.
+* :class:`LimitedSpec`: the env's ``spec`` (which ``gymnasium.make`` / ``make_vec`` assign) read
+  back with ``max_episode_steps`` set to the limit the env really applies.
+* :func:`check_not_ended`: in ``AutoresetMode.DISABLED`` a sub-environment whose episode ended must
+  be reset before it is stepped again; stepping it raises ``AssertionError`` as Gymnasium's
+  ``SyncVectorEnv`` / ``AsyncVectorEnv`` do, before anything is stepped.
+* :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
+  direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
+  ``wrap_env``) find it; the MRO is unchanged.
+* :func:`adopt_skrl_autoreset`: skrl's Gymnasium wrapper resets a vector env once and then feeds
+  the observation of every ``step`` straight into the next action (SAME_STEP semantics); a task
+  reset directly by that wrapper switches itself to ``AutoresetMode.SAME_STEP`` (logged once).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from .._checks import is_int
+
+__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_skrl_autoreset"]
+
+MAX_EPISODE_STEPS = 2**62
+"""Largest episode length [control steps]."""
+
+SKRL_GYMNASIUM_WRAPPERS = ("skrl.envs.wrappers.torch.gymnasium_envs", "skrl.envs.wrappers.jax.gymnasium_envs")
+"""Modules of skrl's Gymnasium wrappers (torch and jax): a reset called from them switches a task to SAME_STEP."""
+
+logger = logging.getLogger(__name__)
+
+
+def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, owner: str) -> int:
+    """Control steps per episode: ``round(episode_length_s / dt)`` (at least 1), or
+    ``max_episode_steps`` where that is smaller (Gymnasium's keyword: a maximum; None or -1: none,
+    as ``gymnasium.make`` reads -1)."""
+    steps = episode_length_s / dt
+    if not steps < MAX_EPISODE_STEPS:
+        raise ValueError(
+            f"{owner}: episode_length_s={episode_length_s} s is {steps:g} control steps of {dt} s; "
+            f"allowed: a finite length below 2**62 steps"
+        )
+    limit = max(1, int(round(steps)))
+    if max_episode_steps is None or (is_int(max_episode_steps) and int(max_episode_steps) == -1):
+        return limit
+    if not is_int(max_episode_steps) or not 1 <= int(max_episode_steps) < MAX_EPISODE_STEPS:
+        raise ValueError(
+            f"{owner}: max_episode_steps must be an int in [1, 2**62) (or None / -1: no limit besides "
+            f"episode_length_s), got {max_episode_steps!r}"
+        )
+    return min(limit, int(max_episode_steps))
+
+
+class LimitedSpec:
+    """Descriptor for ``spec``: stores what Gymnasium assigns; reads it back (an ``EnvSpec`` or
+    None) with ``max_episode_steps`` = the owner's ``max_episode_steps``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = "_" + name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return None
+        spec = obj.__dict__.get(self.key)
+        if spec is None or spec.max_episode_steps == obj.max_episode_steps:
+            return spec
+        return dataclasses.replace(spec, max_episode_steps=int(obj.max_episode_steps))
+
+    def __set__(self, obj: Any, spec: Any) -> None:
+        obj.__dict__[self.key] = spec
+
+
+def check_not_ended(ended: np.ndarray, owner: str) -> None:
+    """DISABLED autoreset: refuse to step while envs whose episode ended (``ended``, (num_envs,)
+    bool) are not reset -- ``AssertionError``, as Gymnasium's vector envs assert."""
+    if ended.any():
+        ids = np.flatnonzero(ended).tolist()
+        raise AssertionError(
+            f"{owner}: envs {ids} ended their episode (terminated or truncated) and were not reset; with "
+            "autoreset_mode=DISABLED reset them first with reset(options={'reset_mask': mask}) "
+            f"(Gymnasium's SyncVectorEnv asserts the same: self._autoreset_envs={ended!r}); nothing was stepped"
+        )
+
+
+def list_vector_env_base(cls: type) -> None:
+    """Put ``gymnasium.vector.VectorEnv`` among ``cls``'s direct bases (last), where it is not;
+    ``cls`` already derives from it, so the MRO and ``isinstance`` stay what they were."""
+    if VectorEnv not in cls.__bases__:
+        cls.__bases__ = (*cls.__bases__, VectorEnv)
+
+
+def adopt_skrl_autoreset(task: Any, depth: int = 2) -> None:
+    """Switch ``task`` to SAME_STEP if the caller ``depth`` frames up (the caller of ``reset``) is
+    skrl's Gymnasium wrapper (logged once: the switch happens once per env). Only a direct call
+    counts: a Gymnasium vector wrapper between them (or actuator-gym's ``SameStepAutoreset``) keeps
+    its own view of the mode."""
+    if task.autoreset_mode == AutoresetMode.SAME_STEP:
+        return
+    frame = sys._getframe(depth)
+    if frame.f_globals.get("__name__") not in SKRL_GYMNASIUM_WRAPPERS:
+        return
+    logger.warning(
+        "%s: reset by skrl's GymnasiumWrapper, which feeds step()'s observation straight into the next "
+        "action; switching autoreset_mode %s -> SAME_STEP (finished episodes' last observations are in "
+        "info['final_obs'])", type(task).__name__, task.autoreset_mode.name,
+    )
+    task.autoreset_mode = AutoresetMode.SAME_STEP
+    task.metadata["autoreset_mode"] = AutoresetMode.SAME_STEP
