@@ -99,13 +99,13 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .._checks import check_interval, check_num_envs, check_seed, real_array
+from .._checks import check_bool, check_interval, check_num_envs, check_seed, real_array
 from ..actions import per_element, position_bounds
 from ..collection import ActuatorCollection
 from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..substep import SubstepEngine, TorchJointState
-from .task_conventions import LimitedSpec, adopt_skrl_autoreset, check_not_ended, episode_limit, list_vector_env_base
+from .task_conventions import LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
 from .task_info import masked_info, vector_info, with_finals
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -147,6 +147,7 @@ class BatchedTask(VectorEnv):
         seed: seed of the construction-time reset (``reset(seed=...)`` re-seeds everything).
         max_episode_steps: Gymnasium's episode limit [control steps] (``make_vec(id, max_episode_steps=K)``);
             episodes truncate after ``min(K, round(episode_length_s / dt))`` steps; None / -1: no extra limit.
+        flat_info: info as flat ``"actuator/..."`` keys (torchrl's reader; set by itself when torchrl resets it).
         backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"``
             (see ``docs/backends.md``; the Warp ones need ``pip install actuator-gym[warp]``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
@@ -172,6 +173,7 @@ class BatchedTask(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         seed: int | None = None,
         max_episode_steps: int | None = None,
+        flat_info: bool = False,
         backend: str = "mujoco",
         device: str = "cpu",
         **overrides: Any,
@@ -191,6 +193,7 @@ class BatchedTask(VectorEnv):
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.autoreset_mode = mode
+        self.flat_info = check_bool(flat_info, "flat_info", owner)
 
         xml = cfg.model_xml()
         try:
@@ -353,7 +356,7 @@ class BatchedTask(VectorEnv):
                     f"({self.num_envs},), got {mask.dtype} {mask.shape}"
                 )
             ids = np.flatnonzero(mask)
-        adopt_skrl_autoreset(self)  # skrl's wrapper assumes SAME_STEP
+        adopt_caller_conventions(self)  # skrl: SAME_STEP; torchrl: flat info
         if seed is not None:
             self._reseed(seed)
         self._reset_envs(ids)

@@ -13,9 +13,16 @@ view):
 * :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
   direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
   ``wrap_env``) find it; the MRO is unchanged.
-* :func:`adopt_skrl_autoreset`: skrl's Gymnasium wrapper resets a vector env once and then feeds
-  the observation of every ``step`` straight into the next action (SAME_STEP semantics); a task
-  reset directly by that wrapper switches itself to ``AutoresetMode.SAME_STEP`` (logged once).
+* :func:`adopt_caller_conventions`: what the library resetting the task expects, detected from the
+  caller of ``reset`` (logged once per env):
+
+  - skrl's Gymnasium wrapper resets a vector env once and then feeds the observation of every
+    ``step`` straight into the next action (SAME_STEP semantics): the task switches itself to
+    ``AutoresetMode.SAME_STEP``.
+  - torchrl's ``GymWrapper`` reads a vector env's info with a reader that takes only flat entries
+    (a nested dict becomes a leaf spec and its check fails): the task's info becomes flat, one
+    ``"actuator/computed_effort"``-style key (with its ``"_..."`` mask) per nested entry
+    (:func:`~actuator_gym.envs.task_info.flat_info`).
 """
 
 from __future__ import annotations
@@ -30,13 +37,15 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import is_int
 
-__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_skrl_autoreset"]
+__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions"]
 
 MAX_EPISODE_STEPS = 2**62
 """Largest episode length [control steps]."""
 
 SKRL_GYMNASIUM_WRAPPERS = ("skrl.envs.wrappers.torch.gymnasium_envs", "skrl.envs.wrappers.jax.gymnasium_envs")
 """Modules of skrl's Gymnasium wrappers (torch and jax): a reset called from them switches a task to SAME_STEP."""
+TORCHRL_GYM_LIKE = "torchrl.envs.gym_like"
+"""Module of torchrl's ``GymLikeEnv`` (``GymWrapper`` / ``GymEnv``): a reset called from it makes a task's info flat."""
 
 logger = logging.getLogger(__name__)
 
@@ -100,20 +109,23 @@ def list_vector_env_base(cls: type) -> None:
         cls.__bases__ = (*cls.__bases__, VectorEnv)
 
 
-def adopt_skrl_autoreset(task: Any, depth: int = 2) -> None:
-    """Switch ``task`` to SAME_STEP if the caller ``depth`` frames up (the caller of ``reset``) is
-    skrl's Gymnasium wrapper (logged once: the switch happens once per env). Only a direct call
-    counts: a Gymnasium vector wrapper between them (or actuator-gym's ``SameStepAutoreset``) keeps
-    its own view of the mode."""
-    if task.autoreset_mode == AutoresetMode.SAME_STEP:
-        return
-    frame = sys._getframe(depth)
-    if frame.f_globals.get("__name__") not in SKRL_GYMNASIUM_WRAPPERS:
-        return
-    logger.warning(
-        "%s: reset by skrl's GymnasiumWrapper, which feeds step()'s observation straight into the next "
-        "action; switching autoreset_mode %s -> SAME_STEP (finished episodes' last observations are in "
-        "info['final_obs'])", type(task).__name__, task.autoreset_mode.name,
-    )
-    task.autoreset_mode = AutoresetMode.SAME_STEP
-    task.metadata["autoreset_mode"] = AutoresetMode.SAME_STEP
+def adopt_caller_conventions(task: Any, depth: int = 2) -> None:
+    """Adapt ``task`` to the library whose code is the caller ``depth`` frames up (the caller of
+    ``reset``): skrl's Gymnasium wrapper -> SAME_STEP; torchrl's ``GymLikeEnv`` -> flat info. Only
+    a direct call counts: a Gymnasium vector wrapper between them (or actuator-gym's
+    ``SameStepAutoreset``) keeps its own view of the env. Each switch happens (and is logged) once."""
+    caller = sys._getframe(depth).f_globals.get("__name__")
+    if caller in SKRL_GYMNASIUM_WRAPPERS and task.autoreset_mode != AutoresetMode.SAME_STEP:
+        logger.warning(
+            "%s: reset by skrl's GymnasiumWrapper, which feeds step()'s observation straight into the next "
+            "action; switching autoreset_mode %s -> SAME_STEP (finished episodes' last observations are in "
+            "info['final_obs'])", type(task).__name__, task.autoreset_mode.name,
+        )
+        task.autoreset_mode = AutoresetMode.SAME_STEP
+        task.metadata["autoreset_mode"] = AutoresetMode.SAME_STEP
+    elif caller == TORCHRL_GYM_LIKE and not task.flat_info:
+        logger.warning(
+            "%s: reset by torchrl, whose info reader takes flat entries only; info is now flat "
+            "('actuator/computed_effort', ...)", type(task).__name__,
+        )
+        task.flat_info = True

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["vector_info", "masked_info", "with_finals", "unbatch_info"]
+__all__ = ["vector_info", "flat_info", "masked_info", "with_finals", "unbatch_info"]
 
 
 def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray) -> dict[str, Any]:
@@ -52,7 +52,23 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray) -> dict[str, 
         if v.shape[:1] != (n,):
             raise ValueError(f"{type(task).__name__}.extra_info()[{k!r}] must be (num_envs, ...), got {v.shape}")
         info[k], info["_" + k] = v.copy(), everyone.copy()
-    return info
+    return flat_info(info) if task.flat_info else info
+
+
+def flat_info(info: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A vector info dict without nested dicts: ``info["a"]["b"]`` becomes ``info["a/b"]`` (its mask
+    ``info["_a/b"]``), for readers that take flat entries only (torchrl's)."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if k.startswith("_"):
+            continue
+        if isinstance(v, dict):
+            out.update(flat_info(v, f"{prefix}{k}/"))
+            continue
+        out[prefix + k] = v
+        if "_" + k in info:
+            out[f"_{prefix}{k}"] = info["_" + k]
+    return out
 
 
 def masked_info(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
