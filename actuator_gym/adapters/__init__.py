@@ -70,6 +70,8 @@ def skrl(vec_env, *, verbose=False):
     """skrl (torch) env over ``vec_env`` (needs ``skrl``): ``wrap_env(..., wrapper="gymnasium")``
     around a SAME_STEP view of ``vec_env``, so skrl's trainers (which feed ``step``'s observation
     straight into the next action) never see a finished episode's last obs as a new state.
+    (skrl's own ``wrap_env(task)`` also works on a native task, which then switches itself to
+    SAME_STEP; this adapter serves any Gymnasium vector env.)
     """
     _check_vector_env(vec_env, "skrl")
     from ._skrl import wrap

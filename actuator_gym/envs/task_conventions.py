@@ -109,12 +109,16 @@ def list_vector_env_base(cls: type) -> None:
         cls.__bases__ = (*cls.__bases__, VectorEnv)
 
 
-def adopt_caller_conventions(task: Any, depth: int = 2) -> None:
-    """Adapt ``task`` to the library whose code is the caller ``depth`` frames up (the caller of
-    ``reset``): skrl's Gymnasium wrapper -> SAME_STEP; torchrl's ``GymLikeEnv`` -> flat info. Only
-    a direct call counts: a Gymnasium vector wrapper between them (or actuator-gym's
-    ``SameStepAutoreset``) keeps its own view of the env. Each switch happens (and is logged) once."""
-    caller = sys._getframe(depth).f_globals.get("__name__")
+def adopt_caller_conventions(task: Any) -> None:
+    """Adapt ``task`` to the library whose code called its ``reset`` (the first frame up that is not
+    a method of ``task``, so overrides calling ``super().reset`` count too): skrl's Gymnasium
+    wrapper -> SAME_STEP; torchrl's ``GymLikeEnv`` -> flat info. Only a direct call counts: a
+    Gymnasium vector wrapper between them (or actuator-gym's ``SameStepAutoreset``) keeps its own
+    view of the env. Each switch happens (and is logged) once."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_locals.get("self") is task:
+        frame = frame.f_back
+    caller = frame.f_globals.get("__name__") if frame is not None else None
     if caller in SKRL_GYMNASIUM_WRAPPERS and task.autoreset_mode != AutoresetMode.SAME_STEP:
         logger.warning(
             "%s: reset by skrl's GymnasiumWrapper, which feeds step()'s observation straight into the next "
