@@ -278,7 +278,9 @@ def test_quadrotor_has_no_stand_in_joints_and_reports_rotor_telemetry():
     task.reset(seed=0)
     _, _, _, _, info = task.step(task.hover_action)
     act = info["actuator"]
-    assert set(k for k in act if not k.startswith("_")) == set(ROTOR_TELEMETRY)  # no joint keys: no joints
+    # no joint keys (no joints); the parameters in force are in every info, masked: none reset this step
+    assert set(k for k in act if not k.startswith("_")) == set(ROTOR_TELEMETRY) | {"parameters"}
+    assert not act["_parameters"].any()
     assert act["rotor_power"].shape == (2, 4) and act["_rotor_power"].all()
     np.testing.assert_allclose(act["applied_thrust"], task.hover_thrust, rtol=1e-5)
     # seed(s) re-seeds the rotor group through the one ActuatorGroups.seed

@@ -92,6 +92,8 @@ def skrl(vec_env, *, verbose=False):
     straight into the next action) never see a finished episode's last obs as a new state. In a step
     where episodes ended, ``infos["episode"]["Episode_Actuator/<group>/<stat>"]`` holds their mean actuator
     statistics (scalar tensors: what skrl's trainers track and write to TensorBoard).
+    (skrl's own ``wrap_env(task)`` also works on a native task, which then switches itself to
+    SAME_STEP; this adapter serves any Gymnasium vector env.)
     """
     _check_vector_env(vec_env, "skrl")
     from ._skrl import wrap

@@ -51,12 +51,13 @@ each joint's reachable targets (joint range, or +-the actuator's limit; :mod:`ac
 ``add_substep_callback(fn)`` registers ``fn(task, substep_index)`` called after every substep
 (recorders, per-substep tests).
 
-Episodes last ``round(cfg.episode_length_s / dt)`` control steps (``truncated``). Autoreset follows
-``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step after an episode ends resets that
-env, its action is ignored, reward 0), ``SAME_STEP`` (ended envs are reset in the same step; the
-returned obs is the reset obs; ``info["final_obs"]`` (object array) and ``info["final_info"]`` hold
-the ended episodes' last obs and info) or ``DISABLED`` (call
-``reset(options={"reset_mask": mask})`` yourself).
+Episodes last ``round(cfg.episode_length_s / dt)`` control steps, or ``max_episode_steps`` if smaller
+(``truncated``). Autoreset follows ``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step
+after an episode ends resets that env, its action is ignored, reward 0), ``SAME_STEP`` (ended envs
+reset in the same step; ``info["final_obs"]`` (object array) / ``info["final_info"]`` hold their last
+obs and info; chosen by the task itself when skrl's wrapper resets it) or ``DISABLED`` (call
+``reset(options={"reset_mask": mask})`` yourself; stepping an ended env raises ``AssertionError``,
+as in ``SyncVectorEnv``). Conventions: :mod:`actuator_gym.envs.task_conventions`.
 
 Resets. ``reset(seed=s)`` seeds the task's generator and the actuator collection, so a seed fixes
 the whole rollout. Resetting env ``i`` re-draws its actuator parameters
@@ -69,11 +70,15 @@ changes nothing of env ``j != i``, bit for bit.
   ``(num_envs, num_joints)`` over ``task.joint_names``) and ``joint_pos`` / ``joint_vel`` (after the
   step); rotor groups' keys (:data:`~actuator_gym.rotors.ROTOR_TELEMETRY`, ``(num_envs, num_rotors)``
   over ``task.rotors.rotor_names``).
-* ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints or rotors)`` for envs
-  reset in this call (mask ``info["actuator"]["_parameters"]``): the parameters in force.
-* ``info["randomization"][label]`` ``(num_envs, k)``: model-field values drawn at reset.
-* ``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)`` for envs reset in
-  this call (masks ``_action_scale`` / ``_action_offset``): the action mapping in force.
+* ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints or rotors)``: the
+  parameters in force; mask ``info["actuator"]["_parameters"]``: the envs reset in this call (or
+  whose parameters were set with :meth:`set_actuator_parameter`).
+* ``info["randomization"][label]`` ``(num_envs, k)``: model-field values drawn at reset (same mask).
+* ``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)``: the action
+  mapping in force (masks ``_action_scale`` / ``_action_offset``: the envs reset in this call).
+* ``info["actuator_episode"]``: the episode statistics (:mod:`actuator_gym.episode_stats`; mask: the
+  envs whose episode ended in this step).
+Every info has the same keys (torchrl stacks them); only the masks change.
 
 Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
 (``unwrapped.model``, ``unwrapped.data``, ``unwrapped.dt``). Registration:
@@ -81,7 +86,7 @@ Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymna
 ``entry_point`` and the ``vector_entry_point``, so ``gymnasium.make_vec(id, num_envs=N)``
 builds the native batched class; ``make``/``make_vec`` keyword arguments override ``TaskCfg``
 fields (``actuators=...``, ``episode_length_s=...``) or go to the constructor (``render_mode``,
-``autoreset_mode``, ``seed``, ``nthread``).
+``autoreset_mode``, ``seed``, ``max_episode_steps``); others raise Python's ``TypeError``.
 
 Backends: ``backend="mujoco"`` (default; numpy actuator path, ``mujoco.batch``), ``"mujoco_warp"``
 or ``"newton"``, with ``device="cpu"`` or ``"cuda[:N]"`` (constructor / ``make`` keyword arguments;
@@ -103,7 +108,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .._checks import check_num_envs, check_seed, real_array
+from .._checks import check_bool, check_num_envs, check_seed, real_array
 from ..collection import ActuatorCollection
 from ..episode_stats import EpisodeStats
 from ..groups import ActuatorGroups, split_groups
@@ -112,6 +117,8 @@ from ..substep import SubstepEngine, TorchJointState
 from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
+from .task_conventions import LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
+from .task_info import with_finals
 from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -134,6 +141,9 @@ class BatchedTask(VectorEnv):
         render_mode: None or ``"rgb_array"``.
         autoreset_mode: ``AutoresetMode`` (or its string value); NEXT_STEP by default.
         seed: seed of the construction-time reset (``reset(seed=...)`` re-seeds everything).
+        max_episode_steps: Gymnasium's episode limit [control steps] (``make_vec(id, max_episode_steps=K)``);
+            episodes truncate after ``min(K, round(episode_length_s / dt))`` steps; None / -1: no extra limit.
+        flat_info: info as flat ``"actuator/..."`` keys (torchrl's reader; set by itself when torchrl resets it).
         backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"``
             (see ``docs/backends.md``; the Warp ones need ``pip install actuator-gym[warp]``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
@@ -143,6 +153,12 @@ class BatchedTask(VectorEnv):
 
     cfg_cls: type = TaskCfg
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    spec = LimitedSpec()  # Gymnasium's EnvSpec, read back with max_episode_steps = the limit applied
+    past_end_raises: bool = True  # DISABLED: stepping an ended env raises (TaskEnv clears it: single envs go on)
+
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        list_vector_env_base(cls)  # skrl's wrap_env detects Gymnasium by direct base classes
 
     def __init__(
         self,
@@ -152,6 +168,8 @@ class BatchedTask(VectorEnv):
         render_mode: str | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         seed: int | None = None,
+        max_episode_steps: int | None = None,
+        flat_info: bool = False,
         backend: str = "mujoco",
         device: str = "cpu",
         **overrides: Any,
@@ -170,6 +188,7 @@ class BatchedTask(VectorEnv):
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.autoreset_mode = mode
+        self.flat_info = check_bool(flat_info, "flat_info", owner)
 
         xml = cfg.model_xml()
         try:
@@ -182,13 +201,7 @@ class BatchedTask(VectorEnv):
         self.physics_dt = float(cfg.physics_dt)
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
-        steps = cfg.episode_length_s / self.dt
-        if not steps < 2**62:
-            raise ValueError(
-                f"{owner}: episode_length_s={cfg.episode_length_s} s is {steps:g} control steps of {self.dt} s; "
-                "allowed: a finite length below 2**62 steps"
-            )
-        self.max_episode_steps = max(1, int(round(steps)))
+        self.max_episode_steps = episode_limit(cfg.episode_length_s, self.dt, max_episode_steps, owner)
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
         self.backend_name = backend
         self.device = self.backend.device
@@ -343,6 +356,7 @@ class BatchedTask(VectorEnv):
                     f"({self.num_envs},), got {mask.dtype} {mask.shape}"
                 )
             ids = np.flatnonzero(mask)
+        adopt_caller_conventions(self)  # skrl: SAME_STEP; torchrl: flat info
         if seed is not None:
             self._reseed(seed)
         self._reset_envs(ids)
@@ -366,6 +380,8 @@ class BatchedTask(VectorEnv):
 
     def step(self, actions: Any):
         self._check_open("step")
+        if self.autoreset_mode == AutoresetMode.DISABLED and self.past_end_raises:
+            check_not_ended(self._autoreset, f"{type(self).__name__}.step")
         a = self._check_actions(actions)
         n = self.num_envs
         reset_now = self._autoreset.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
@@ -404,18 +420,13 @@ class BatchedTask(VectorEnv):
             obs = self._observe_checked()
             done = term | trunc
             if done.any():
-                ids = np.flatnonzero(done)
-                final_obs = np.full(n, None, dtype=object)
-                for i in ids:  # object array of per-env observations (Gymnasium's format)
-                    final_obs[i] = obs[i].copy()
-                final_info = masked_info(info, done)
-                self._reset_envs(ids)
+                final_obs, final_info = obs, masked_info(info, done)
+                self._reset_envs(np.flatnonzero(done))
                 obs = self._observe_checked()
-                info = self._info(stepped=stepped, reset=done)
-                info["final_obs"], info["_final_obs"] = final_obs, done.copy()
-                info["final_info"], info["_final_info"] = final_info, done.copy()
-        else:
+                info = with_finals(self._info(stepped=stepped, reset=done), final_obs, final_info, done)
+        else:  # DISABLED: ended envs must be reset before their next step
             obs = self._observe_checked()
+            self._autoreset = term | trunc
         return obs, rew, term, trunc, info
 
     def render(self):

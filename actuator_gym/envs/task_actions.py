@@ -114,10 +114,9 @@ def _joint_actions(task: Any, normalized: bool):
 
 
 def action_info(actions: TaskActions, reset: np.ndarray) -> dict[str, Any]:
-    """``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)`` for the envs
-    reset in this call (masks ``_action_scale`` / ``_action_offset``); empty when none was."""
-    if not reset.any():
-        return {}
+    """``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)``: the mapping
+    in force, in every info (the same keys every call, as torchrl needs); masks ``_action_scale`` /
+    ``_action_offset``: the envs reset in this call."""
     n = len(reset)
     return {"action_scale": np.tile(actions.scale, (n, 1)), "_action_scale": reset.copy(),
             "action_offset": np.tile(actions.offset, (n, 1)), "_action_offset": reset.copy()}

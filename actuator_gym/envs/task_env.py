@@ -10,6 +10,7 @@ from gymnasium.vector import AutoresetMode
 
 from .._checks import check_seed, real_array
 from .task import BatchedTask
+from .task_conventions import LimitedSpec
 from .task_info import unbatch_info
 
 __all__ = ["TaskEnv", "make_task_env", "make_task_vec", "register_task"]
@@ -22,8 +23,16 @@ class TaskEnv(gym.Env):
     fields live in ``task.backend.model_field(...)``); ``unwrapped.data`` is an ``MjData`` **copy**
     of world 0, refreshed after every ``reset`` and ``step`` (writes to it do not reach the
     simulation); ``unwrapped.dt`` is the control period [s]. Returns python ``float`` rewards and
-    ``bool`` flags. Episodes end through the task's own truncation; no autoreset.
+    ``bool`` flags. Episodes end through the task's own truncation after ``max_episode_steps`` steps
+    (also ``spec.max_episode_steps``); no autoreset. Like Gymnasium's single envs (and ``TimeLimit``),
+    an env stepped on past its end keeps stepping (``truncated`` stays True) until ``reset``.
+
+    ``info`` has the same keys after ``reset`` and after every ``step`` (Gymnasium's vector envs and
+    torchrl stack them): the actuator telemetry (zeros after a reset), ``joint_pos`` / ``joint_vel``,
+    the actuator ``parameters`` in force and the drawn ``randomization`` values.
     """
+
+    spec = LimitedSpec()  # Gymnasium's EnvSpec, read back with max_episode_steps = the task's limit
 
     def __init__(self, task: BatchedTask):
         import mujoco
@@ -31,6 +40,7 @@ class TaskEnv(gym.Env):
         if not isinstance(task, BatchedTask) or task.num_envs != 1:
             raise ValueError("TaskEnv: task must be a BatchedTask with num_envs=1")
         self.task = task
+        task.past_end_raises = False  # the task is DISABLED inside; a single env may be stepped past its end
         self.model = task.model
         self.data = mujoco.MjData(task.model)
         self.dt = task.dt
@@ -39,6 +49,11 @@ class TaskEnv(gym.Env):
         self.render_mode = task.render_mode
         self.metadata = {"render_modes": ["rgb_array"], "render_fps": task.metadata["render_fps"]}
         self._sync()
+
+    @property
+    def max_episode_steps(self) -> int:
+        """Control steps per episode (the task's: ``episode_length_s`` / ``max_episode_steps``)."""
+        return self.task.max_episode_steps
 
     def _sync(self) -> None:
         self.task.backend.data(0, self.data)
@@ -49,7 +64,7 @@ class TaskEnv(gym.Env):
         super().reset(seed=seed)
         obs, info = self.task.reset(seed=seed, options=options)
         self._sync()
-        return obs[0].copy(), unbatch_info(info, 0)
+        return obs[0].copy(), unbatch_info(info, 0, keep_masked=True)
 
     def step(self, action: Any):
         self.task._check_open("step")
@@ -58,7 +73,7 @@ class TaskEnv(gym.Env):
             raise ValueError(f"TaskEnv.step: action must have shape {self.action_space.shape}, got {a.shape}")
         obs, rew, term, trunc, info = self.task.step(a[None])
         self._sync()
-        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), unbatch_info(info, 0)
+        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), unbatch_info(info, 0, keep_masked=True)
 
     def render(self):
         if self.render_mode != "rgb_array":
@@ -82,8 +97,8 @@ def _load(task_cls: type | str) -> type:
 
 def make_task_env(task_cls: type | str, env_cls: type | str | None = None, **kwargs: Any) -> TaskEnv:
     """Single-env entry point: ``env_cls(task_cls(num_envs=1, autoreset_mode=DISABLED, **kwargs))``
-    (``env_cls``: :class:`TaskEnv` or a subclass, or a lazy ``"module:Class"`` string)."""
-    kwargs.pop("max_episode_steps", None)
+    (``env_cls``: :class:`TaskEnv` or a subclass, or a lazy ``"module:Class"`` string). ``gymnasium.make``
+    applies its own ``max_episode_steps`` with ``TimeLimit``; given here, it goes to the task."""
     kwargs.setdefault("autoreset_mode", AutoresetMode.DISABLED)
     if env_cls is None:
         env_cls = TaskEnv
@@ -96,8 +111,8 @@ def make_task_env(task_cls: type | str, env_cls: type | str | None = None, **kwa
 
 
 def make_task_vec(task_cls: type | str, num_envs: int = 1, **kwargs: Any) -> BatchedTask:
-    """Vector entry point: ``task_cls(num_envs=num_envs, **kwargs)``."""
-    kwargs.pop("max_episode_steps", None)
+    """Vector entry point: ``task_cls(num_envs=num_envs, **kwargs)``; ``gymnasium.make_vec`` passes its
+    ``max_episode_steps`` here (the task truncates at ``min(max_episode_steps, episode_length_s / dt)``)."""
     return _load(task_cls)(num_envs=num_envs, **kwargs)
 
 

@@ -13,15 +13,20 @@ import numpy as np
 
 from ..episode_stats import EPISODE_INFO_KEY
 
-__all__ = ["vector_info", "masked_info", "unbatch_info"]
+__all__ = ["vector_info", "flat_info", "masked_info", "with_finals", "unbatch_info"]
 
 
 def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.ndarray | None = None) -> dict[str, Any]:
     """``info`` of ``task`` after a step / reset: ``stepped`` masks the envs that stepped (the
     telemetry keys), ``reset`` the envs reset in this call (the parameters in force, the drawn
     model fields), ``ended`` the envs whose episode ended in this step (their episode statistics,
-    ``info["actuator_episode"]``: :mod:`actuator_gym.episode_stats`, only when some ended). Keys:
-    see the :mod:`actuator_gym.envs.task` module docstring."""
+    ``info["actuator_episode"]``: :mod:`actuator_gym.episode_stats`). Keys: see the
+    :mod:`actuator_gym.envs.task` module docstring.
+
+    The same keys, dtypes and shapes come after every reset and every step (only the masks
+    change): torchrl's info reader stacks the infos of successive calls and fails on a key set
+    that changes. So the parameters, the drawn model fields and the episode statistics are in
+    every info (the values in force for every env; zeros where an episode did not end), masked."""
     n = task.num_envs
     tel = task.telemetry
     act: dict[str, Any] = {}
@@ -35,18 +40,17 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
         act[key], act["_" + key] = np.array(value), everyone.copy()
     shown = reset | task.parameters_changed  # reset envs, and envs whose parameters were set
     task.parameters_changed[:] = False
-    if shown.any():
-        params: dict[str, Any] = {}
-        for g, p in task.actuator_parameters().items():
-            gd = {}
-            for k, v in p.items():
-                gd[k], gd["_" + k] = v, shown.copy()
-            params[g], params["_" + g] = gd, shown.copy()
-        act["parameters"], act["_parameters"] = params, shown.copy()
+    params: dict[str, Any] = {}  # in every info (see above): the values in force, masked
+    for g, p in task.actuator_parameters().items():
+        gd = {}
+        for k, v in p.items():
+            gd[k], gd["_" + k] = v, shown.copy()
+        params[g], params["_" + g] = gd, shown.copy()
+    act["parameters"], act["_parameters"] = params, shown.copy()
     info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
-    if ended is not None and ended.any():
-        info[EPISODE_INFO_KEY], info["_" + EPISODE_INFO_KEY] = task.episode_stats.record(ended), ended.copy()
-    if task._field_rands and reset.any():
+    ended = np.zeros(n, bool) if ended is None else ended
+    info[EPISODE_INFO_KEY], info["_" + EPISODE_INFO_KEY] = task.episode_stats.record(ended), ended.copy()
+    if task._field_rands:
         rd = {}
         for fr in task._field_rands:
             rd[fr.label], rd["_" + fr.label] = fr.current(), reset.copy()
@@ -56,7 +60,23 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
         if v.shape[:1] != (n,):
             raise ValueError(f"{type(task).__name__}.extra_info()[{k!r}] must be (num_envs, ...), got {v.shape}")
         info[k], info["_" + k] = v.copy(), everyone.copy()
-    return info
+    return flat_info(info) if task.flat_info else info
+
+
+def flat_info(info: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A vector info dict without nested dicts: ``info["a"]["b"]`` becomes ``info["a/b"]`` (its mask
+    ``info["_a/b"]``), for readers that take flat entries only (torchrl's)."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        if k.startswith("_"):
+            continue
+        if isinstance(v, dict):
+            out.update(flat_info(v, f"{prefix}{k}/"))
+            continue
+        out[prefix + k] = v
+        if "_" + k in info:
+            out[f"_{prefix}{k}"] = info["_" + k]
+    return out
 
 
 def masked_info(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
@@ -72,17 +92,30 @@ def masked_info(info: dict[str, Any], mask: np.ndarray) -> dict[str, Any]:
     return out
 
 
-def unbatch_info(info: dict[str, Any], i: int) -> dict[str, Any]:
-    """Env ``i``'s entries of a vector info dict (entries whose mask is False are left out)."""
+def with_finals(info: dict[str, Any], final_obs: np.ndarray, final_info: dict[str, Any], done: np.ndarray) -> dict[str, Any]:
+    """SAME_STEP: ``info`` plus ``final_obs`` (object array of the ended envs' last observations,
+    rows of ``final_obs``; None elsewhere) and ``final_info``, both masked by ``done``
+    (Gymnasium's format)."""
+    rows = np.full(len(done), None, dtype=object)
+    for i in np.flatnonzero(done):
+        rows[i] = np.array(final_obs[i], copy=True)
+    info["final_obs"], info["_final_obs"] = rows, done.copy()
+    info["final_info"], info["_final_info"] = final_info, done.copy()
+    return info
+
+
+def unbatch_info(info: dict[str, Any], i: int, *, keep_masked: bool = False) -> dict[str, Any]:
+    """Env ``i``'s entries of a vector info dict: those whose mask is False are left out, unless
+    ``keep_masked`` (then every key is kept, so successive infos have the same keys)."""
     out: dict[str, Any] = {}
     for k, v in info.items():
         if k.startswith("_"):
             continue
         m = info.get("_" + k)
-        if m is not None and not m[i]:
+        if m is not None and not m[i] and not keep_masked:
             continue
         if isinstance(v, dict):
-            out[k] = unbatch_info(v, i)
+            out[k] = unbatch_info(v, i, keep_masked=keep_masked)
         else:
             x = v[i]
             out[k] = x.item() if isinstance(x, np.generic) else (x.copy() if isinstance(x, np.ndarray) else x)

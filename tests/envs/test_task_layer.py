@@ -113,7 +113,10 @@ def test_info_vector_format(ArmTask):
         assert act[key].shape == (n, 2), key
         assert act["_" + key].dtype == bool and act["_" + key].shape == (n,) and act["_" + key].all(), key
     assert act["saturated"].dtype == bool
-    assert "parameters" not in act and "randomization" not in info
+    # the same keys as at reset (torchrl stacks the infos): parameters in force, masked as not just drawn
+    assert not act["_parameters"].any() and not act["parameters"]["arm"]["_stiffness"].any()
+    np.testing.assert_array_equal(act["parameters"]["arm"]["stiffness"], params["stiffness"])
+    assert not info["_randomization"].any() and info["randomization"]["body_mass[lower]"].shape == (n, 1)
     # telemetry invariants: the clamp, and energy >= |mean power| * control period
     lim = 15.0
     np.testing.assert_allclose(act["applied_effort"], np.clip(act["computed_effort"], -lim, lim))

@@ -1,0 +1,175 @@
+"""The RL libraries' own entry points on the native tasks, used as each library documents them
+(no actuator-gym adapter): torchrl's ``GymEnv`` / ``GymWrapper`` / collector, skrl's ``wrap_env`` +
+PPO + ``SequentialTrainer``; and the ``TypeError`` torchrl's ``GymEnv`` relies on (``frameskip``)."""
+
+from __future__ import annotations
+
+import logging
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+
+import actuator_gym  # noqa: F401  (registers the ids)
+
+PENDULUM = "actuator_gym/Pendulum-v0"
+EPISODE = 4  # control steps per episode (Pendulum: dt = 1/60 s)
+SHORT = {"episode_length_s": EPISODE / 60.0}
+
+
+def _truncations(k_steps: int, episode: int = EPISODE) -> list[bool]:
+    return [(k + 1) % episode == 0 for k in range(k_steps)]
+
+
+# --------------------------------------------------------------------------------------------
+# torchrl
+# --------------------------------------------------------------------------------------------
+def test_torchrl_gym_env_single_and_num_envs():
+    from torchrl.envs import GymEnv
+    from torchrl.envs.utils import check_env_specs
+
+    env = GymEnv(PENDULUM, **SHORT)  # torchrl first passes frameskip=..., then retries without it
+    assert env.batch_size == torch.Size([])
+    check_env_specs(env)
+    td = env.rollout(2 * EPISODE + 1, break_when_any_done=False)
+    assert td["next", "truncated"][:, 0].tolist() == _truncations(2 * EPISODE + 1)
+    env.close()
+
+    # num_envs: torchrl's own AsyncVectorEnv of single envs, in spawned workers (the "module:" prefix
+    # makes Gymnasium import actuator_gym there); its info reader takes flat entries
+    venv = GymEnv(f"actuator_gym:{PENDULUM}", num_envs=2, flat_info=True, **SHORT)
+    assert venv.batch_size == torch.Size([2])
+    check_env_specs(venv)
+    td = venv.rollout(EPISODE + 1, break_when_any_done=False)
+    assert td["next", "truncated"][..., 0].tolist() == [_truncations(EPISODE + 1)] * 2
+    assert td["next", "actuator/applied_effort"].shape == (2, EPISODE + 1, 1)
+    venv.close()
+
+
+def test_torchrl_gym_wrapper_same_step_rolls_out_and_collects(caplog):
+    from torchrl.collectors import Collector
+    from torchrl.envs import GymWrapper
+    from torchrl.envs.utils import check_env_specs
+
+    def make():
+        return gym.make_vec(PENDULUM, num_envs=3, autoreset_mode=AutoresetMode.SAME_STEP, **SHORT)
+
+    with caplog.at_level(logging.WARNING, logger="actuator_gym"):
+        env = GymWrapper(make())
+    assert "info is now flat" in caplog.text
+    check_env_specs(env)
+    env = GymWrapper(make())  # fresh (torchrl's check leaves the wrapper mid-episode)
+    steps = 2 * EPISODE + 1
+    td = env.rollout(steps, break_when_any_done=False)
+    assert td.batch_size == (3, steps)
+    assert td["next", "truncated"][..., 0].tolist() == [_truncations(steps)] * 3
+    # the true last observation of an episode is ("next", "observation"); the next root obs is a reset
+    k = EPISODE - 1
+    assert not torch.equal(td["observation"][:, k + 1], td["next", "observation"][:, k])
+    assert torch.equal(td["observation"][:, 1], td["next", "observation"][:, 0])
+    # the step's telemetry: the actuator's applied effort stays within its effort limit
+    limit = td["next", "actuator/parameters/pendulum/actuator_effort_limit"]
+    assert (td["next", "actuator/applied_effort"].abs() <= limit + 1e-6).all()
+
+    collector = Collector(GymWrapper(make()), policy=None, frames_per_batch=3 * 2 * EPISODE,
+                          total_frames=3 * 4 * EPISODE)
+    batches = list(collector)
+    collector.shutdown()
+    assert [b.numel() for b in batches] == [3 * 2 * EPISODE] * 2
+    for b in batches:
+        assert b["next", "truncated"][..., 0].sum().item() == 3 * 2  # two episodes per env per batch
+
+
+# --------------------------------------------------------------------------------------------
+# unknown keywords: Python's own TypeError (torchrl's GymEnv retries without 'frameskip')
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("env_id", sorted(k for k in gym.registry if k.startswith("actuator_gym/")))
+def test_unknown_keyword_is_pythons_type_error(env_id):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
+        gym.make(env_id, frameskip=4)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
+        gym.make_vec(env_id, num_envs=2, frameskip=4)
+
+
+# --------------------------------------------------------------------------------------------
+# skrl
+# --------------------------------------------------------------------------------------------
+def _skrl_models(env):
+    import torch.nn as nn
+    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model
+
+    class Policy(GaussianMixin, Model):
+        def __init__(self, obs_space, act_space):
+            Model.__init__(self, observation_space=obs_space, action_space=act_space, device="cpu")
+            GaussianMixin.__init__(self, clip_actions=True)
+            self.net = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh(), nn.Linear(16, self.num_actions))
+            self.log_std = nn.Parameter(torch.zeros(self.num_actions))
+
+        def compute(self, inputs, role):
+            return self.net(inputs["observations"]), {"log_std": self.log_std}
+
+    class Value(DeterministicMixin, Model):
+        def __init__(self, obs_space, act_space):
+            Model.__init__(self, observation_space=obs_space, action_space=act_space, device="cpu")
+            DeterministicMixin.__init__(self)
+            self.net = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh(), nn.Linear(16, 1))
+
+        def compute(self, inputs, role):
+            return self.net(inputs["observations"]), {}
+
+    return {"policy": Policy(env.observation_space, env.action_space),
+            "value": Value(env.observation_space, env.action_space)}
+
+
+def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(caplog):
+    from skrl.agents.torch.ppo import PPO, PPO_CFG
+    from skrl.envs.wrappers.torch import wrap_env
+    from skrl.envs.wrappers.torch.gymnasium_envs import GymnasiumWrapper
+    from skrl.memories.torch import RandomMemory
+    from skrl.trainers.torch import SequentialTrainer
+
+    n, episode, timesteps = 4, 5, 200
+    venv = gym.make_vec(PENDULUM, num_envs=n, episode_length_s=episode / 60.0)
+    assert venv.autoreset_mode == AutoresetMode.NEXT_STEP  # Gymnasium's default, until skrl resets it
+    env = wrap_env(venv, verbose=False)  # skrl's "auto" detection, as its docs show
+    assert isinstance(env, GymnasiumWrapper) and env._vectorized and env.num_envs == n
+
+    cfg = PPO_CFG(rollouts=16, learning_epochs=1, mini_batches=2)
+    cfg.experiment.write_interval = 0
+    cfg.experiment.checkpoint_interval = 0
+    models = _skrl_models(env)
+    agent = PPO(models=models, memory=RandomMemory(memory_size=16, num_envs=n, device="cpu"),
+                observation_space=env.observation_space, action_space=env.action_space, device="cpu", cfg=cfg)
+    recorded = []  # every transition skrl hands its agent
+    record = agent.record_transition
+
+    def spy(**kw):
+        recorded.append({k: kw[k].clone() for k in ("observations", "next_observations", "rewards", "truncated")})
+        return record(**kw)
+
+    agent.record_transition = spy
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": True,
+                                                           "disable_progressbar": True,
+                                                           "close_environment_at_exit": False})
+    with caplog.at_level(logging.WARNING, logger="actuator_gym"):
+        before = [p.detach().clone() for p in models["policy"].parameters()]
+        trainer.train()
+    assert "switching autoreset_mode NEXT_STEP -> SAME_STEP" in caplog.text
+    assert venv.autoreset_mode == AutoresetMode.SAME_STEP
+    assert any(not torch.equal(a, b) for a, b in zip(before, models["policy"].parameters()))
+
+    assert len(recorded) == timesteps
+    trunc = torch.stack([r["truncated"][:, 0] for r in recorded])  # (timesteps, n)
+    rewards = torch.stack([r["rewards"][:, 0] for r in recorded])
+    # every step advances an episode: exactly timesteps / episode episodes per env (NEXT_STEP would
+    # spend one step per episode on the reset: timesteps // (episode + 1))
+    assert trunc.sum(0).tolist() == [timesteps // episode] * n
+    assert trunc.tolist() == [[(k + 1) % episode == 0] * n for k in range(timesteps)]
+    # no NEXT_STEP reset transition (final obs -> reset obs, action ignored, reward exactly 0)
+    assert (rewards != 0).all()
+    # the state skrl acts on next is the obs step() returned: after an episode end, a fresh episode
+    for k in range(timesteps - 1):
+        assert torch.equal(recorded[k + 1]["observations"], recorded[k]["next_observations"])
+    env.close()

@@ -1,0 +1,113 @@
+"""Gymnasium's vector conventions on the native tasks: ``max_episode_steps``, the DISABLED
+past-end error, ``VectorEnv`` among the direct bases (skrl's detection)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+import actuator_gym  # noqa: F401  (registers the ids)
+from actuator_gym.adapters import SameStepAutoreset
+from actuator_gym.envs import BatchedTask, register_task
+from actuator_gym.envs.pendulum import PendulumTask
+
+PENDULUM = "actuator_gym/Pendulum-v0"
+DT = 1 / 60  # Pendulum's control period [s]
+
+
+def _trunc_steps(env, steps):
+    """Indices (1-based) of the steps at which env 0 was truncated."""
+    out = []
+    for k in range(1, steps + 1):
+        *_, trunc, _ = env.step(np.zeros(env.action_space.shape, np.float32))
+        if np.asarray(trunc).reshape(-1)[0]:
+            out.append(k)
+            if env.metadata.get("autoreset_mode") == AutoresetMode.DISABLED:
+                env.reset(options={"reset_mask": np.asarray(trunc).reshape(-1).astype(bool)})
+    return out
+
+
+@pytest.mark.parametrize("mode", list(AutoresetMode))
+def test_make_vec_max_episode_steps_is_honoured(mode):
+    env = gym.make_vec(PENDULUM, num_envs=2, autoreset_mode=mode, max_episode_steps=3)
+    assert env.max_episode_steps == 3 and env.spec.max_episode_steps == 3
+    assert env.spec.kwargs["max_episode_steps"] == 3
+    env.reset(seed=0)
+    # NEXT_STEP spends one step on the reset of each episode
+    expected = [3, 7, 11] if mode == AutoresetMode.NEXT_STEP else [3, 6, 9, 12]
+    assert _trunc_steps(env, 12) == expected
+
+
+def test_max_episode_steps_and_episode_length_s_smaller_wins():
+    long = gym.make_vec(PENDULUM, num_envs=1, episode_length_s=5 * DT, max_episode_steps=8)
+    assert long.max_episode_steps == 5 and long.spec.max_episode_steps == 5
+    plain = gym.make_vec(PENDULUM, num_envs=1, episode_length_s=5 * DT)
+    assert plain.max_episode_steps == 5 and plain.spec.max_episode_steps == 5  # the spec tells the truth
+    no_limit = gym.make_vec(PENDULUM, num_envs=1, max_episode_steps=-1)  # -1: as gymnasium.make, none
+    assert no_limit.max_episode_steps == round(no_limit.cfg.episode_length_s / DT)
+    for bad in (0, -2, 2.5, True, "3"):
+        with pytest.raises(ValueError, match=r"max_episode_steps must be an int in \[1, 2\*\*62\)"):
+            gym.make_vec(PENDULUM, num_envs=1, max_episode_steps=bad)
+
+
+def test_make_max_episode_steps_single_env():
+    env = gym.make(PENDULUM, max_episode_steps=3)  # Gymnasium's TimeLimit
+    assert env.spec.max_episode_steps == 3
+    env.reset(seed=0)
+    assert _trunc_steps(env, 3) == [3]
+    short = gym.make(PENDULUM, episode_length_s=2 * DT, max_episode_steps=3)  # the task's own limit is smaller
+    short.reset(seed=0)
+    assert _trunc_steps(short, 2) == [2]
+    assert gym.make(PENDULUM, episode_length_s=4 * DT).spec.max_episode_steps == 4
+
+
+def test_disabled_step_past_episode_end_raises_and_steps_nothing():
+    env = gym.make_vec(PENDULUM, num_envs=3, autoreset_mode=AutoresetMode.DISABLED, max_episode_steps=2)
+    env.reset(seed=1)
+    a = np.full((3, 1), 0.3, np.float32)
+    env.step(a)
+    *_, trunc, _ = env.step(a)
+    assert trunc.tolist() == [True] * 3
+    before = (env.backend.qpos.copy(), env.backend.qvel.copy(), env.episode_step.copy())
+    with pytest.raises(AssertionError, match=r"envs \[0, 1, 2\] ended their episode .* nothing was stepped"):
+        env.step(a)
+    np.testing.assert_array_equal(env.backend.qpos, before[0])
+    np.testing.assert_array_equal(env.backend.qvel, before[1])
+    np.testing.assert_array_equal(env.episode_step, before[2])
+    env.reset(options={"reset_mask": np.array([True, False, True])})
+    with pytest.raises(AssertionError, match=r"envs \[1\] ended"):
+        env.step(a)
+    env.reset(options={"reset_mask": np.array([False, True, False])})
+    assert env.step(a)[3].tolist() == [False] * 3
+    # the adapters' SAME_STEP view resets ended envs itself: it never steps past an end
+    view = SameStepAutoreset(gym.make_vec(PENDULUM, num_envs=2, autoreset_mode="Disabled", max_episode_steps=2))
+    view.reset(seed=0)
+    dones = [view.step(np.zeros((2, 1), np.float32))[3].tolist() for _ in range(5)]
+    assert dones == [[False] * 2, [True] * 2, [False] * 2, [True] * 2, [False] * 2]
+
+
+def test_single_env_stepped_past_its_end_keeps_stepping_like_gymnasium():
+    env = gym.make(PENDULUM, episode_length_s=2 * DT)
+    env.reset(seed=0)
+    truncs = [env.step(np.zeros(1, np.float32))[3] for _ in range(4)]
+    assert truncs == [False, True, True, True]  # as Gymnasium's TimeLimit: truncated stays True
+    ref = gym.make("Pendulum-v1", max_episode_steps=2)
+    ref.reset(seed=0)
+    assert [ref.step(np.zeros(1, np.float32))[3] for _ in range(4)] == truncs
+
+
+def test_every_task_class_lists_vector_env_as_a_direct_base():
+    class MyPendulum(PendulumTask):  # a user task, registered like the bundled ones
+        pass
+
+    register_task("test_conventions/MyPendulum-v0", MyPendulum)
+    try:
+        env = gym.make_vec("test_conventions/MyPendulum-v0", num_envs=2)
+        assert type(env) is MyPendulum and isinstance(env, (PendulumTask, BatchedTask, VectorEnv))
+        for cls in (PendulumTask, MyPendulum):
+            assert VectorEnv in cls.__bases__
+        assert MyPendulum.__mro__[:4] == (MyPendulum, PendulumTask, BatchedTask, VectorEnv)
+    finally:
+        del gym.registry["test_conventions/MyPendulum-v0"]
