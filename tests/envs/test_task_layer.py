@@ -110,10 +110,12 @@ def test_info_vector_format(ArmTask):
         assert act["_" + key].dtype == bool and act["_" + key].shape == (n,) and act["_" + key].all(), key
     assert act["saturated"].dtype == bool
     assert "parameters" not in act and "randomization" not in info
-    # telemetry invariants: the clamp, and energy >= |mean power| * control period
+    # telemetry invariants: the clamp, and energy = sum_k |P_k| dt_phys >= |mean power| * control period
+    # and >= the last substep's |power| * dt_phys
     lim = 15.0
     np.testing.assert_allclose(act["applied_effort"], np.clip(act["computed_effort"], -lim, lim))
-    assert np.all(act["energy"] >= np.abs(act["power"]) * task.dt - 1e-9)
+    assert np.all(act["energy"] >= np.abs(act["mean_power"]) * task.dt - 1e-9)
+    assert np.all(act["energy"] >= np.abs(act["power"]) * task.physics_dt - 1e-9)
     np.testing.assert_array_equal(act["joint_pos"], task.backend.joint_pos())
 
 
