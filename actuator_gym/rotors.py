@@ -173,13 +173,18 @@ class BodyWrenchWriter:
         a = allocation.detach().cpu().numpy() if isinstance(allocation, torch.Tensor) else np.asarray(allocation)
         if a.ndim != 2 or a.shape[0] != 6:
             raise ValueError(f"BodyWrenchWriter: allocation must have shape (6, num_rotors), got {a.shape}")
-        self._at = np.ascontiguousarray(a.T, dtype=np.float32)
+        self._at = np.ascontiguousarray(a.T, dtype=np.float64)
         self._xmat, self._xfrc = _source(xmat), _source(xfrc)
         self.body_id = int(body_id)
 
     def write(self, thrust: np.ndarray) -> None:
         n, b = thrust.shape[0], self.body_id
-        wrench = (thrust @ self._at).astype(np.float64).reshape(n, 2, 3)  # body frame: force, torque
+        # body frame force, torque: summed rotor by rotor, so every env's rounding is the same whatever
+        # the batch size (a BLAS matmul picks its kernel, and its rounding, by the number of rows)
+        wrench = thrust[:, 0, None] * self._at[0]
+        for k in range(1, self._at.shape[0]):
+            wrench += thrust[:, k, None] * self._at[k]
+        wrench = wrench.reshape(n, 2, 3)
         rot = self._xmat()[:, b].reshape(n, 3, 3)
         self._xfrc()[:, b] = np.einsum("nij,nkj->nki", rot, wrench).reshape(n, 6)
 
