@@ -234,3 +234,23 @@ def test_model_seed_methods_take_per_env_seeds_and_refuse_bad_ones():
     m.reset()  # the refused seeds changed nothing: the stream goes on as the reference's
     ref.reset()
     assert torch.equal(m.parameter("stiffness"), ref.parameter("stiffness")) and not torch.equal(before, ref.parameter("stiffness"))
+
+
+def test_sync_vector_env_of_wrapped_envs_seeds_env_i_as_the_wrapped_single_env_seeded_s_plus_i():
+    from actuator_gym.wrappers import ActuatorWrapper
+
+    def make():
+        cfg = ag.DCMotorCfg(stiffness=Uniform(5.0, 50.0, per_joint=True), damping=1.0, saturation_effort=5.0,
+                            actuator_effort_limit=3.0, actuator_velocity_limit=20.0, min_delay=0, max_delay=2)
+        return ActuatorWrapper(gym.make("InvertedPendulum-v5"), actuators={"arm": cfg})
+
+    vec = gym.vector.SyncVectorEnv([make, make])
+    obs, _ = vec.reset(seed=21)
+    for i in range(2):
+        one = make()
+        o, _ = one.reset(seed=21 + i)
+        assert_same(obs[i], o, f"env {i} obs")
+        assert_same({g: {k: v.numpy() for k, v in p.items()} for g, p in vec.envs[i].groups.parameters().items()},
+                    {g: {k: v.numpy() for k, v in p.items()} for g, p in one.groups.parameters().items()}, f"env {i} parameters")
+    assert not torch.equal(vec.envs[0].groups.parameters()["arm"]["stiffness"],
+                           vec.envs[1].groups.parameters()["arm"]["stiffness"])
