@@ -21,6 +21,14 @@ is a handful of vectorized numpy integer operations (no Python loop over envs, n
 object) and each env's counter advances only when that env draws. :meth:`EnvStreams.for_envs` gives
 the :class:`EnvRandom` draws of a set of envs, env axis first.
 
+Why this design: one generator for the whole batch (what earlier releases had: a ``torch.Generator``
+per model, a numpy generator per task) makes env ``i``'s draws depend on ``num_envs`` and on the
+other envs' resets, so no env of a batch matches any single env; one generator object per env would
+match, but costs a Python loop over thousands of envs at every reset. A counter-based stream keeps
+the draw one vectorized operation and gives each env its own sequence. (So a given seed draws other
+values than in those releases.) The per-env rule needs every env to draw in the same order, which
+the batched code does by construction; a task's ``sample_reset`` must not branch on ``num_envs``.
+
 Variates: ``random`` is ``(word >> 11) * 2**-53`` (53 bits, ``[0, 1)``); ``integers`` is
 ``low + word mod (high - low)`` (a bias below ``(high - low) / 2**64``, nil for the ranges of delays
 and counts); ``standard_normal`` is Box-Muller on two words (the cosine branch only).
@@ -143,9 +151,11 @@ class EnvStreams:
         self.counters[:] = 0
 
     def for_envs(self, env_ids: Any = None) -> "EnvRandom":
-        """Draws for ``env_ids`` (None = every env, in order), env axis first."""
-        ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids, dtype=np.int64).reshape(-1)
-        return EnvRandom(self, ids)
+        """Draws for ``env_ids`` (None = every env, in order; ids or a boolean mask), env axis first."""
+        if env_ids is None:
+            return EnvRandom(self, np.arange(self.num_envs))
+        ids = np.asarray(env_ids).reshape(-1)
+        return EnvRandom(self, np.flatnonzero(ids) if ids.dtype == np.bool_ else ids.astype(np.int64))
 
     def _words(self, ids: np.ndarray, width: int) -> np.ndarray:
         """``(len(ids), width)`` fresh uint64 words, row ``j`` from env ``ids[j]``'s stream."""
