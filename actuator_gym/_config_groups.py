@@ -27,6 +27,7 @@ import torch
 
 from . import randomization as rnd
 from ._array import NUMPY_OPS
+from .streams import EnvStreams
 from .actuators.actuator import Actuator
 from .actuators.delay import Delay
 from .actuators.drives import Drive
@@ -323,7 +324,7 @@ class GroupChecker:
     def _check_params(self, cfg, stages, aliases, kwargs, key, joints) -> None:
         """Each part parameter alone (then with its randomization), blaming the YAML key that set it."""
         owner = type(cfg).__name__
-        ctx = BindContext(1, joints, None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
+        ctx = BindContext(1, joints, None, torch.device("cpu"), torch.float64, NUMPY_OPS, EnvStreams(1, 0), owner)
         rand = {aliases.get(k, k): (k, d) for k, d in cfg.randomization.items()}
         # (raw, name, the names that address it: unqualified and "clamping[1].max_effort", default, domain)
         params = [(p.raw_values.get(n), n, {n, f"{lab}.{n}"}, default, domain)

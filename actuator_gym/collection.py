@@ -9,6 +9,10 @@
 Every tensor here is ``(num_envs, num_joints)`` over the articulation's joints in its own order.
 Joints in no group are passive: zero effort, reported once as a warning.
 
+Seeding: env ``i`` of a collection (or of any model) built with ``num_envs=N, seed=s`` draws its
+randomized parameters and delays exactly as a ``num_envs=1`` one seeded ``s + i``
+(:mod:`actuator_gym.streams`).
+
 Two kinds of "implicit" group, kept apart: *engine-servo* groups (``ImplicitActuatorCfg``,
 :attr:`ActuatorCollection.engine_servo_groups`, alias ``implicit_groups``) are integrated by the
 physics engine as its own PD servo; *Stable-PD* groups (``effort_mode="implicit"``,
@@ -34,12 +38,12 @@ from ._checks import (
     check_dtype,
     check_names,
     check_num_envs,
-    check_seed,
     env_index,
     real_array,
 )
 from .actuators.actuator import Actuator, as_env_ids
 from .actuators.params import match_names
+from .streams import derive_seeds, env_seeds
 
 __all__ = ["ActuatorCollection", "CommandBuffer", "OutputCommand"]
 
@@ -163,7 +167,10 @@ class ActuatorCollection(Mapping):
         joint_names: the articulation's joint names, in its order.
         num_envs: number of parallel environments.
         device: torch device.
-        seed: seed from which every group's generator is derived.
+        seed: None (fresh entropy), an int ``s`` (env ``i`` gets ``s + i``) or one seed per env; group
+            ``k``'s streams derive from each env's seed and ``k``, so env ``i`` of a collection seeded
+            ``s`` draws exactly what a one-env collection seeded ``s + i`` draws
+            (:mod:`actuator_gym.streams`).
         asset: where config fields left None take their values (an
             :class:`~actuator_gym.actuators.asset.AssetJoints`, e.g. the MJCF's
             :class:`~actuator_gym.backends.mujoco_asset.MjcfJoints`); None: no asset (unset limits
@@ -196,7 +203,7 @@ class ActuatorCollection(Mapping):
             raise ValueError(f"{what}: duplicate joint names in {list(self.joint_names)}")
         self.num_envs, self.num_joints = check_num_envs(num_envs, what), len(self.joint_names)
         self.device = check_device(device, what)
-        seed = check_seed(seed, what)
+        seeds = env_seeds(seed, self.num_envs, what)
         dtype = check_dtype(model_kwargs.get("dtype", torch.float32), what)
         self.ops = ops_for(self.device, model_kwargs.get("array_backend", "auto"))
 
@@ -218,10 +225,8 @@ class ActuatorCollection(Mapping):
                 owner[i] = gname
             selections[gname] = ids
 
-        self._seed = seed
-        seeds = self._group_seeds(seed, len(cfgs))
         self._groups: dict[str, _Group] = {}
-        for (gname, cfg), s in zip(cfgs.items(), seeds):
+        for (gname, cfg), s in zip(cfgs.items(), self._group_seeds(seeds, len(cfgs))):
             ids = selections[gname]
             model = cfg.build(
                 joint_names=[self.joint_names[i] for i in ids],
@@ -289,10 +294,9 @@ class ActuatorCollection(Mapping):
             self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
 
     @staticmethod
-    def _group_seeds(seed: int | None, n: int) -> list[int | None]:
-        if seed is None:
-            return [None] * n
-        return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(int(seed)).spawn(n)]
+    def _group_seeds(seeds: np.ndarray, n: int) -> list[np.ndarray]:
+        """Group ``k``'s per-env seeds: env ``i``'s from env ``i``'s seed and ``k`` only."""
+        return [derive_seeds(seeds, k) for k in range(n)]
 
     # -- read-only mapping ------------------------------------------------------------------
     def __getitem__(self, name: str) -> Actuator:
@@ -486,11 +490,11 @@ class ActuatorCollection(Mapping):
         for grp in self._groups.values():
             grp.model.reset(ids)
 
-    def seed(self, seed: int) -> None:
-        """Re-seed every group's generator (derived from ``seed`` as at construction); ``seed`` is
-        an integer in ``[0, 2**64)``."""
-        check_seed(seed, "ActuatorCollection.seed", allow_none=False)
-        for grp, s in zip(self._groups.values(), self._group_seeds(seed, len(self._groups))):
+    def seed(self, seed: Any) -> None:
+        """Re-seed every group's per-env streams (derived from ``seed`` as at construction): an
+        integer ``s`` in ``[0, 2**64)`` (env ``i`` gets ``s + i``) or a sequence of ``num_envs`` seeds."""
+        seeds = env_seeds(seed, self.num_envs, "ActuatorCollection.seed", allow_none=False)
+        for grp, s in zip(self._groups.values(), self._group_seeds(seeds, len(self._groups))):
             grp.model.seed(s)
 
     def set_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:

@@ -3,7 +3,7 @@
 
     groups = ActuatorGroups(joints=collection, rotors=rotor_groups)   # either may be None
     groups.reset(env_ids)        # every group of both kinds
-    groups.seed(s)               # joint groups from s as ActuatorCollection.seed; rotor groups from s too
+    groups.seed(s)               # env i of every group from s + i (or seed=[s0, s1, ...]: env i from s_i)
     groups.parameters()          # {group: {parameter: (num_envs, group joints or rotors)}}
     groups["legs"], groups["rotors"]   # the Actuator / the Thruster of a group
 
@@ -19,8 +19,9 @@ from typing import Any, Iterator
 
 import torch
 
-from ._checks import UnknownNameError, check_seed
+from ._checks import UnknownNameError
 from .actuators.thruster import ThrusterCfg
+from .streams import env_seeds
 
 __all__ = ["ActuatorGroups", "split_groups"]
 
@@ -76,10 +77,11 @@ class ActuatorGroups(Mapping):
         if self.rotors is not None:
             self.rotors.reset(env_ids.cpu() if isinstance(env_ids, torch.Tensor) else env_ids)
 
-    def seed(self, seed: int) -> None:
+    def seed(self, seed: Any) -> None:
         """Re-seed every group (joint groups as :meth:`ActuatorCollection.seed`, rotor groups as
-        :meth:`RotorGroups.seed`, both from ``seed``, an integer in ``[0, 2**64)``)."""
-        seed = check_seed(seed, "ActuatorGroups.seed", allow_none=False)
+        :meth:`RotorGroups.seed`, both from ``seed``: an integer ``s`` in ``[0, 2**64)``, env ``i``
+        getting ``s + i``, or a sequence of ``num_envs`` seeds); validated before anything changes."""
+        seed = env_seeds(seed, self.num_envs, "ActuatorGroups.seed", allow_none=False)
         for kind in self._kinds():
             kind.seed(seed)
 

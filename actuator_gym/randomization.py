@@ -2,8 +2,9 @@
 
 Any numeric parameter of any actuator model may be given as a distribution instead of a value.
 Its value is then drawn again for an env every time that env is reset (and once at construction),
-from the model's seeded generator. Each draw starts from the **nominal** value, so repeated resets
-never accumulate.
+from that env's own random stream (:mod:`actuator_gym.streams`: env ``i`` of a model seeded ``s``
+draws exactly what a one-env model seeded ``s + i`` draws). Each draw starts from the **nominal**
+value, so repeated resets never accumulate.
 
 ``operation`` says how a sample becomes the value in force:
 
@@ -33,9 +34,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ._checks import check_bool, is_real
+from .streams import EnvRandom
 
 __all__ = [
     "Distribution",
@@ -98,18 +101,25 @@ class Distribution:
             object.__setattr__(self, "nominal", _finite("nominal", self.nominal, what))
 
     # -- sampling ---------------------------------------------------------------------------
-    def _draw(self, shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    def _draw(self, shape: tuple[int, ...], rng: EnvRandom) -> np.ndarray:
+        """``shape`` samples (float64), env axis first: row ``j`` from ``rng``'s env ``j``."""
         raise TypeError(f"{type(self).__name__} is the abstract base; use Uniform, LogUniform, Gaussian, IntUniform or IntGaussian")
 
     def bounds(self) -> tuple[float, float]:
         """Smallest and largest value a sample can take."""
         raise TypeError(f"{type(self).__name__} is the abstract base; use Uniform, LogUniform, Gaussian, IntUniform or IntGaussian")
 
-    def sample(self, nominal: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """Values in force for a block of nominal values ``(num_envs, num_joints)`` (float64, CPU)."""
+    def sample(self, nominal: torch.Tensor, rng: EnvRandom) -> torch.Tensor:
+        """Values in force for a block of nominal values ``(n, num_joints)`` (float64, CPU), row ``j``
+        drawn from env ``rng.env_ids[j]``'s stream (``rng``: :meth:`~actuator_gym.streams.EnvStreams.for_envs`)."""
         n, j = nominal.shape
+        if not isinstance(rng, EnvRandom) or len(rng) != n:
+            raise TypeError(
+                f"{type(self).__name__}.sample: rng must be an actuator_gym.streams.EnvRandom over the block's {n} envs, "
+                f"got {type(rng).__name__}"
+            )
         shape = (n, j) if self.per_joint else (n, 1)
-        s = self._draw(shape, generator)
+        s = torch.from_numpy(self._draw(shape, rng))
         if self.integer:
             s = torch.round(s)
         if self.operation == "abs":
@@ -151,9 +161,8 @@ class Uniform(Distribution):
             raise ValueError(f"Uniform: high ({self.high}) must be >= low ({self.low})")
         _span("Uniform", self.low, self.high)
 
-    def _draw(self, shape, generator):
-        u = torch.rand(shape, generator=generator, dtype=torch.float64)
-        return self.low + (self.high - self.low) * u
+    def _draw(self, shape, rng):
+        return self.low + (self.high - self.low) * rng.random(shape)
 
     def bounds(self):
         return self.low, self.high
@@ -179,9 +188,9 @@ class LogUniform(Distribution):
         if self.high < self.low:
             raise ValueError(f"LogUniform: high ({self.high}) must be >= low ({self.low})")
 
-    def _draw(self, shape, generator):
-        u = torch.rand(shape, generator=generator, dtype=torch.float64)
-        return torch.exp(math.log(self.low) + (math.log(self.high) - math.log(self.low)) * u)
+    def _draw(self, shape, rng):
+        u = rng.random(shape)
+        return np.exp(math.log(self.low) + (math.log(self.high) - math.log(self.low)) * u)
 
     def bounds(self):
         return self.low, self.high
@@ -206,9 +215,8 @@ class Gaussian(Distribution):
             raise ValueError(f"Gaussian: std must be >= 0, got {self.std}")
         _span("Gaussian", self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
 
-    def _draw(self, shape, generator):
-        z = torch.randn(shape, generator=generator, dtype=torch.float64)
-        z = z.clamp(-GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
+    def _draw(self, shape, rng):
+        z = np.clip(rng.standard_normal(shape), -GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
         return self.mean + self.std * z
 
     def bounds(self):
@@ -238,8 +246,8 @@ class IntUniform(Distribution):
         _int_bound("IntUniform", "low", self.low)
         _int_bound("IntUniform", "high", self.high)
 
-    def _draw(self, shape, generator):
-        return torch.randint(self.low, self.high + 1, shape, generator=generator).to(torch.float64)
+    def _draw(self, shape, rng):
+        return rng.integers(self.low, self.high, shape, endpoint=True).astype(np.float64)
 
     def bounds(self):
         return float(self.low), float(self.high)
@@ -266,9 +274,8 @@ class IntGaussian(Distribution):
         for name, v in zip(("mean - 3 std", "mean + 3 std"), self.bounds()):
             _int_bound("IntGaussian", name, v)
 
-    def _draw(self, shape, generator):
-        z = torch.randn(shape, generator=generator, dtype=torch.float64)
-        return self.mean + self.std * z.clamp(-GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
+    def _draw(self, shape, rng):
+        return self.mean + self.std * np.clip(rng.standard_normal(shape), -GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
 
     def bounds(self):
         t = GAUSSIAN_TRUNCATION * self.std

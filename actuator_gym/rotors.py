@@ -47,6 +47,7 @@ import torch
 
 from .actuators.batch import as_env_ids
 from .actuators.thruster import Thruster, ThrusterCfg
+from .streams import derive_seeds, env_seeds
 from .substep import StepTelemetry
 
 __all__ = [
@@ -172,13 +173,18 @@ class BodyWrenchWriter:
         a = allocation.detach().cpu().numpy() if isinstance(allocation, torch.Tensor) else np.asarray(allocation)
         if a.ndim != 2 or a.shape[0] != 6:
             raise ValueError(f"BodyWrenchWriter: allocation must have shape (6, num_rotors), got {a.shape}")
-        self._at = np.ascontiguousarray(a.T, dtype=np.float32)
+        self._at = np.ascontiguousarray(a.T, dtype=np.float64)
         self._xmat, self._xfrc = _source(xmat), _source(xfrc)
         self.body_id = int(body_id)
 
     def write(self, thrust: np.ndarray) -> None:
         n, b = thrust.shape[0], self.body_id
-        wrench = (thrust @ self._at).astype(np.float64).reshape(n, 2, 3)  # body frame: force, torque
+        # body frame force, torque: summed rotor by rotor, so every env's rounding is the same whatever
+        # the batch size (a BLAS matmul picks its kernel, and its rounding, by the number of rows)
+        wrench = thrust[:, 0, None] * self._at[0]
+        for k in range(1, self._at.shape[0]):
+            wrench += thrust[:, k, None] * self._at[k]
+        wrench = wrench.reshape(n, 2, 3)
         rot = self._xmat()[:, b].reshape(n, 3, 3)
         self._xfrc()[:, b] = np.einsum("nij,nkj->nki", rot, wrench).reshape(n, 6)
 
@@ -235,14 +241,16 @@ class BodyForceWriter:
 
 
 # -- groups ------------------------------------------------------------------------------------------
-def rotor_group_seeds(seed: int | None, n: int) -> list[int | None]:
-    """The generator seeds of ``n`` rotor groups derived from one ``seed`` (group ``k``:
-    ``SeedSequence([seed mod 2**63, 0x7407] + ([k] if k else []))``; independent of the joint
-    groups' seeds, which derive from the same ``seed``)."""
-    if seed is None:
-        return [None] * n
-    s = int(seed) & (2**63 - 1)
-    return [int(np.random.SeedSequence([s, 0x7407] + ([k] if k else [])).generate_state(1)[0]) for k in range(n)]
+ROTOR_STREAM_TAG = 0x7407
+"""Tag of the rotor groups' streams (:func:`~actuator_gym.streams.derive_seeds`), apart from the joint groups'."""
+
+
+def rotor_group_seeds(seed: Any, n: int, num_envs: int = 1) -> list[np.ndarray]:
+    """The per-env seeds of ``n`` rotor groups derived from ``seed`` (None, an int ``s`` -- env ``i``
+    gets ``s + i`` -- or one seed per env): group ``k``, env ``i`` from env ``i``'s seed,
+    :data:`ROTOR_STREAM_TAG` and ``k`` only (independent of the joint groups' streams)."""
+    seeds = env_seeds(seed, num_envs, "rotor groups")
+    return [derive_seeds(seeds, ROTOR_STREAM_TAG, k) for k in range(n)]
 
 
 class RotorGroup:
@@ -258,12 +266,12 @@ class RotorGroup:
             set to something else, is replaced by it, with a warning).
         initial_rps: [rev/s] rotor speed at construction and after every reset (see
             :meth:`ThrusterCfg.build`).
-        seed: the thruster's generator seed.
+        seed: the thruster's seeds (None, an int ``s``: env ``i`` gets ``s + i``, or one per env).
         power: a :data:`PowerModel` (default :class:`ShaftPower` of the config's ratio).
     """
 
     def __init__(self, name: str, cfg: ThrusterCfg, rotor_names: Sequence[str], writer: RotorWriter, *,
-                 num_envs: int, physics_dt: float, initial_rps: Any, seed: int | None = None,
+                 num_envs: int, physics_dt: float, initial_rps: Any, seed: Any = None,
                  power: PowerModel | None = None):
         if not isinstance(cfg, ThrusterCfg):
             raise TypeError(f"rotor group '{name}': cfg must be a ThrusterCfg, got {type(cfg).__name__}")
@@ -412,9 +420,11 @@ class RotorGroups(Mapping):
             g.refresh()
             tgt[rows] = g.applied[rows]
 
-    def seed(self, seed: int) -> None:
-        """Re-seed every group's generator (:func:`rotor_group_seeds`); ``seed`` an int in ``[0, 2**64)``."""
-        for g, s in zip(self._groups.values(), rotor_group_seeds(seed, len(self._groups))):
+    def seed(self, seed: Any) -> None:
+        """Re-seed every group's per-env streams (:func:`rotor_group_seeds`): an int ``s`` in
+        ``[0, 2**64)`` (env ``i`` gets ``s + i``) or a sequence of ``num_envs`` seeds."""
+        seed = env_seeds(seed, self.num_envs, "RotorGroups.seed", allow_none=False)
+        for g, s in zip(self._groups.values(), rotor_group_seeds(seed, len(self._groups), self.num_envs)):
             g.thruster.seed(s)
 
     def parameters(self) -> dict[str, dict[str, torch.Tensor]]:

@@ -42,7 +42,6 @@ from .._checks import (
     check_int,
     check_names,
     check_num_envs,
-    check_seed,
     check_str,
 )
 from .clamps import Clamping
@@ -68,7 +67,9 @@ class Actuator(BatchModel):
             readable error messages).
         device: torch device of state and outputs. On CPU the math runs in numpy on shared memory.
         dtype: float dtype of state and outputs (float32).
-        seed: seed of the generator that draws randomized parameters and delays.
+        seed: seeds of the per-env streams that draw randomized parameters and delays: None (fresh
+            entropy), an int ``s`` (env ``i`` draws as a one-env model seeded ``s + i``) or one seed
+            per env (:mod:`actuator_gym.streams`).
         randomization: ``{parameter name: Distribution}`` applied on top of the nominal values.
         effort_mode: ``"explicit"`` (drive at the measured state, the default) or ``"implicit"``
             (Stable-PD: drive and clamps solved at the predicted end-of-substep state, see
@@ -92,7 +93,7 @@ class Actuator(BatchModel):
         joint_names: Sequence[str] | None = None,
         device: str | torch.device = "cpu",
         dtype: torch.dtype = torch.float32,
-        seed: int | None = None,
+        seed: Any = None,
         randomization: Mapping[str, Any] | None = None,
         effort_mode: str = "explicit",
         check_finite: bool = False,
@@ -134,7 +135,7 @@ class Actuator(BatchModel):
             raise ValueError(implicit_drive_error(name, drive))
         device = check_device(device, name)
         dtype = check_dtype(dtype, name)
-        seed = check_seed(seed, name)
+        streams = self.new_generator(seed, num_envs, name)  # validates the seed
         check_finite = check_bool(check_finite, "check_finite", name)
         if randomization is not None and not isinstance(randomization, Mapping):
             raise TypeError(f"{name}: randomization must be a {{parameter name: Distribution}} dict, got {type(randomization).__name__}")
@@ -151,8 +152,7 @@ class Actuator(BatchModel):
         self.effort_mode = effort_mode
         self.check_finite = check_finite
         self.ops = ops_for(self.device, array_backend)
-        self.generator = torch.Generator(device="cpu")
-        self.generator.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
+        self.generator = streams
         self.aliases = dict(aliases or {})
         self.engine_servo = False
         """Whether the physics engine integrates this model's PD as its own servo (set by

@@ -5,7 +5,9 @@ A batched model holds ``(num_envs, width)`` state, ``width`` being its joints or
 check their arguments with the same :mod:`actuator_gym._checks` helpers; this base holds the rest
 they would otherwise each re-implement:
 
-* the seeded generator (:meth:`BatchModel.new_generator`, :meth:`BatchModel.seed`);
+* the per-env random streams (:meth:`BatchModel.new_generator`, :meth:`BatchModel.seed`): env ``i``
+  of a model seeded ``s`` draws exactly what a one-env model seeded ``s + i`` draws
+  (:mod:`actuator_gym.streams`);
 * the input conversion of ``compute`` (:meth:`BatchModel._input`: torch tensors and numpy arrays of
   shape ``(num_envs, width)``, converted to the model's device, dtype and array library);
 * the debug check of ``check_finite=True`` (:meth:`BatchModel._check`, naming env and joint/rotor);
@@ -26,7 +28,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import torch
 
-from .._checks import check_seed, env_index, real_array
+from .._checks import env_index, real_array
+from ..streams import EnvStreams, env_seeds
 from .params import Param, match_names
 
 __all__ = ["BatchModel", "as_env_ids"]
@@ -55,22 +58,22 @@ class BatchModel:
     num_envs: int
     device: torch.device
     dtype: torch.dtype
-    generator: torch.Generator
+    generator: EnvStreams
     _shape: tuple[int, int]
     _np_dtype: np.dtype
 
     # -- seeding ----------------------------------------------------------------------------------
     @staticmethod
-    def new_generator(seed: int | None) -> torch.Generator:
-        """The CPU generator that draws a model's randomized parameters, seeded with ``seed`` (an
-        already checked int) or, for None, from torch's entropy."""
-        gen = torch.Generator(device="cpu")
-        gen.manual_seed(seed if seed is not None else int(torch.seed() % (2**63)))
-        return gen
+    def new_generator(seed: Any, num_envs: int, owner: str) -> EnvStreams:
+        """The per-env streams that draw a model's randomized parameters (and delays): env ``i`` from
+        its own seed (``s + i`` for an int ``s``, fresh entropy for None; one seed per env also
+        accepted); a bad seed is a ``TypeError`` / ``ValueError`` naming ``owner``."""
+        return EnvStreams(num_envs, seed, owner=owner)
 
-    def seed(self, seed: int) -> None:
-        """Re-seed the generator used by later resets (an integer in ``[0, 2**64)``)."""
-        self.generator.manual_seed(check_seed(seed, self.name, allow_none=False))
+    def seed(self, seed: Any) -> None:
+        """Re-seed every env's stream for later resets: an integer ``s`` in ``[0, 2**64)`` (env ``i``
+        gets ``s + i``) or a sequence of ``num_envs`` seeds; draws restart as in a model built with it."""
+        self.generator.seed(env_seeds(seed, self.num_envs, self.name, allow_none=False))
 
     # -- inputs -----------------------------------------------------------------------------------
     def _input(self, x: Any, name: str, required: bool = True) -> Any:
@@ -113,7 +116,7 @@ class BatchModel:
         return ids, ids is not None and ids.numel() == 0
 
     def _resample(self, params: Iterable[Param], ids: torch.Tensor | None) -> bool:
-        """Re-draw the randomized ``params`` for ``ids`` from the model's generator; whether any was."""
+        """Re-draw the randomized ``params`` for ``ids`` from each env's stream; whether any was."""
         changed = False
         for p in params:
             if p.randomized:

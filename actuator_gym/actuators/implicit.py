@@ -93,6 +93,7 @@ import torch
 from .._array import NUMPY_OPS, TORCH_OPS
 from .._checks import check_dt, real_array
 from .drives import DrivePD, DrivePID
+from ..streams import EnvStreams
 from .params import BindContext
 
 __all__ = ["ImplicitOptions", "StablePDSolver", "NumpyLA", "TorchLA", "solve_implicit"]
@@ -178,7 +179,7 @@ class _Shadow:
             device=actuator.device,
             dtype=torch.float64,
             ops=ops,
-            generator=torch.Generator(device="cpu"),
+            generator=EnvStreams(actuator.num_envs, 0),  # throwaway: the values are copied from the model
             owner=actuator.name,
         )
         with warnings.catch_warnings():  # the model already warned about its parameters

@@ -28,6 +28,7 @@ import torch
 from .._array import NUMPY_OPS, ArrayOps
 from .._checks import UnknownNameError, check_names, is_real, real_array
 from ..randomization import Distribution
+from ..streams import EnvStreams
 
 __all__ = [
     "Domain",
@@ -127,7 +128,8 @@ class BindContext:
     device: torch.device
     dtype: torch.dtype
     ops: ArrayOps
-    generator: torch.Generator
+    generator: EnvStreams
+    """The model's per-env random streams (env axis of every draw: the model's envs)."""
     owner: str = "actuator"
 
 
@@ -407,14 +409,18 @@ class Param:
             lo, hi = min(lo, a), max(hi, b)
         return lo, hi
 
-    def resample(self, env_ids: torch.Tensor | None, generator: torch.Generator) -> None:
-        """Set the values in force of ``env_ids`` (None = all) from nominal, drawing any distributions."""
+    def resample(self, env_ids: torch.Tensor | None, generator: EnvStreams) -> None:
+        """Set the values in force of ``env_ids`` (None = all) from nominal, drawing any distributions
+        from each env's own stream of ``generator``."""
         if env_ids is None:
             block = self.nominal.clone()
         else:
-            block = self.nominal[env_ids.cpu()].clone()
-        for cols, dist in self.randomizers:
-            block[:, cols] = dist.sample(block[:, cols], generator)
+            env_ids = env_ids.cpu()
+            block = self.nominal[env_ids].clone()
+        if self.randomizers:
+            rng = generator.for_envs(None if env_ids is None else env_ids.numpy())
+            for cols, dist in self.randomizers:
+                block[:, cols] = dist.sample(block[:, cols], rng)
         if self.domain.integer:
             block = torch.round(block)
         block = block.to(device=self.values.device, dtype=self.values.dtype)
@@ -445,5 +451,5 @@ def check_value(raw: Any, name: str, owner: str, *, default: float, domain: Doma
         shape = arr.shape if arr.ndim == 2 else (1, max(1, arr.size))
         if arr.ndim == 1 or arr.ndim == 2:
             raw = arr.reshape(shape) if arr.ndim == 2 else arr.reshape(-1) if arr.size else arr
-    ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS, torch.Generator(), owner)
+    ctx = BindContext(shape[0], shape[1], None, torch.device("cpu"), torch.float64, NUMPY_OPS, EnvStreams(shape[0], 0), owner)
     Param(name, raw, ctx, default=default, domain=domain)

@@ -50,7 +50,6 @@ from .._checks import (
     check_names,
     check_num_envs,
     check_real,
-    check_seed,
     check_str,
     real_array,
 )
@@ -149,7 +148,7 @@ class ThrusterCfg:
         rotor_names: Sequence[str],
         num_envs: int = 1,
         device: str | torch.device = "cpu",
-        seed: int | None = None,
+        seed: Any = None,
         *,
         initial_rps: Any,
         **kwargs: Any,
@@ -198,7 +197,8 @@ class Thruster(BatchModel):
         rotor_names: names of the driven rotors (in the order of the thrust columns).
         num_envs: number of parallel environments.
         device: torch device of state and outputs. On CPU the math runs in numpy on shared memory.
-        seed: seed of the generator that draws ``k_f``, ``tau_inc`` and ``tau_dec``.
+        seed: per-env seeds of the streams that draw ``k_f``, ``tau_inc`` and ``tau_dec``: None, an
+            int ``s`` (env ``i`` draws as a one-env model seeded ``s + i``) or one seed per env.
         initial_rps: [rev/s] rotor speed at construction and after every reset (see
             :meth:`ThrusterCfg.build`); ``k_f * initial_rps²`` must lie in ``thrust_range`` for every
             ``k_f`` the range can give.
@@ -223,7 +223,7 @@ class Thruster(BatchModel):
         rotor_names: Sequence[str],
         num_envs: int = 1,
         device: str | torch.device = "cpu",
-        seed: int | None = None,
+        seed: Any = None,
         initial_rps: Any,
         dt: float | None = None,
         dtype: torch.dtype = torch.float32,
@@ -244,7 +244,7 @@ class Thruster(BatchModel):
             raise ValueError(f"{name}: initial_rps must be a number, a per-rotor sequence, a tensor or a dict, not a distribution")
         device = check_device(device, name)
         dtype = check_dtype(dtype, name)
-        seed = check_seed(seed, name)
+        streams = self.new_generator(seed, num_envs, name)  # validates the seed
         check_finite = check_bool(check_finite, "check_finite", name)
         fmax = torch.finfo(dtype).max
         for field, v in (("thrust_range", max(abs(x) for x in cfg.thrust_range)), ("max_thrust_rate", cfg.max_thrust_rate)):
@@ -261,7 +261,7 @@ class Thruster(BatchModel):
         self.check_finite = check_finite
         self.ops = ops_for(self.device, array_backend)
         self._clip = _scalar_clip(self.ops)
-        self.generator = self.new_generator(seed)
+        self.generator = streams
 
         ctx = BindContext(
             num_envs=self.num_envs,

@@ -192,8 +192,9 @@ def rotor_power(thrust, propeller_radius: float) -> np.ndarray:
     return induced_power(thrust, propeller_radius, AIR_DENSITY)
 
 
-def sample_goal(rng: np.random.Generator, n: int, low, high) -> np.ndarray:
-    """``(n, 3)`` goal positions [m], uniform in the box ``[low, high]``."""
+def sample_goal(rng: Any, n: int, low, high) -> np.ndarray:
+    """``(n, 3)`` goal positions [m], uniform in the box ``[low, high]`` (``rng``: the task's
+    :class:`~actuator_gym.streams.EnvRandom` for ``n`` envs, or any ``np.random.Generator``)."""
     return rng.uniform(np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64), size=(n, 3))
 
 
@@ -426,7 +427,7 @@ class QuadrotorTask(BatchedTask):
         qpos = np.tile(self.model.qpos0, (k, 1))
         qpos[:, 0:3] = (0.0, 0.0, cfg.geometry.init_height)
         qpos[:, 0:3] += rng.uniform(-cfg.init_pos_noise, cfg.init_pos_noise, (k, 3))
-        roll, pitch = rng.uniform(-cfg.init_tilt_noise, cfg.init_tilt_noise, (2, k))
+        roll, pitch = rng.uniform(-cfg.init_tilt_noise, cfg.init_tilt_noise, (k, 2)).T  # env axis first
         yaw = rng.uniform(-math.pi, math.pi, k) if cfg.random_yaw else np.zeros(k)
         qpos[:, 3:7] = _quat_from_euler(roll, pitch, yaw)
         return {"qpos": qpos, "qvel": np.zeros((k, self.model.nv))}

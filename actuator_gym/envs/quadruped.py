@@ -243,8 +243,9 @@ def trunk_floor_clearance(base_pos: np.ndarray, base_quat: np.ndarray, half_size
     return np.asarray(base_pos)[:, 2] - np.abs(r[:, 2, :]) @ np.asarray(half_size, dtype=np.float64)
 
 
-def sample_velocity_command(rng: np.random.Generator, n: int, ranges) -> np.ndarray:
-    """``(n, 3)`` commands (vx [m/s], vy [m/s], yaw rate [rad/s]) uniform in ``ranges`` (3 (low, high) pairs)."""
+def sample_velocity_command(rng: Any, n: int, ranges) -> np.ndarray:
+    """``(n, 3)`` commands (vx [m/s], vy [m/s], yaw rate [rad/s]) uniform in ``ranges`` (3 (low, high) pairs);
+    ``rng``: the task's :class:`~actuator_gym.streams.EnvRandom` for ``n`` envs (or an ``np.random.Generator``)."""
     r = np.asarray(ranges, dtype=np.float64).reshape(3, 2)
     return rng.uniform(r[:, 0], r[:, 1], size=(n, 3))
 

@@ -6,9 +6,9 @@ these methods (all vectorized over envs; never loop over envs in Python):
 ================================  =================================================================
 ``setup(self)``                   optional; once, after the model, backend and actuators exist:
                                   allocate per-env buffers (``np.zeros(self.num_envs)``).
-``sample_reset(self, env_ids,     optional; the reset distribution. Draw from ``rng`` (the task's
-rng) -> dict | None``             seeded ``np.random.Generator``) for the ``len(env_ids)`` envs,
-                                  update per-env buffers at ``env_ids`` and return any of
+``sample_reset(self, env_ids,     optional; the reset distribution. Draw from ``rng`` (an ``EnvRandom``,
+rng) -> dict | None``             env axis FIRST: row ``j`` from env ``env_ids[j]``'s own stream) for the
+                                  ``len(env_ids)`` envs, update buffers at ``env_ids``, return any of
                                   ``{"qpos": (n, nq), "qvel": (n, nv), "act": (n, na)}``
                                   (missing: the model's ``qpos0`` / zeros).
 ``observe(self) -> (num_envs, D)``  required; a fresh float array; ``D`` fixes the observation space.
@@ -59,10 +59,10 @@ obs and info; chosen by the task itself when skrl's wrapper resets it) or ``DISA
 ``reset(options={"reset_mask": mask})`` yourself; stepping an ended env raises ``AssertionError``,
 as in ``SyncVectorEnv``). Conventions: :mod:`actuator_gym.envs.task_conventions`.
 
-Resets. ``reset(seed=s)`` seeds the task's generator and the actuator collection, so a seed fixes
-the whole rollout. Resetting env ``i`` re-draws its actuator parameters
-(``collection.reset(env_ids)``), its model fields (``cfg.model_randomization``) and its state, and
-changes nothing of env ``j != i``, bit for bit.
+Resets. ``reset(seed=s)`` seeds env ``i`` with ``s + i`` (``seed=[s0, ...]``: ``s_i``); env ``i`` then
+rolls out exactly as ``gymnasium.make`` reset with ``s + i`` (per-env streams, :mod:`actuator_gym.streams`;
+draws during steps: ``self.streams.for_envs(ids)``). Resetting env ``i`` re-draws its actuator parameters
+(``collection.reset(env_ids)``), model fields (``cfg.model_randomization``) and state; env ``j != i`` keeps its own bit for bit.
 
 ``info`` is in Gymnasium's vector format (``(num_envs, ...)`` arrays plus boolean ``_key`` masks):
 
@@ -108,18 +108,19 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .._checks import check_bool, check_num_envs, check_seed, real_array
+from .._checks import check_bool, check_num_envs, is_int, real_array
 from ..collection import ActuatorCollection
 from ..episode_stats import EpisodeStats
 from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
+from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
 from ..substep import SubstepEngine, TorchJointState
 from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_conventions import LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
 from .task_info import with_finals
-from .task_cfg import FieldRand, ModelFieldRandomization, TaskCfg, resolve_cfg
+from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
 __all__ = [
@@ -140,7 +141,7 @@ class BatchedTask(VectorEnv):
         cfg: the task config (default: ``cfg_cls()``).
         render_mode: None or ``"rgb_array"``.
         autoreset_mode: ``AutoresetMode`` (or its string value); NEXT_STEP by default.
-        seed: seed of the construction-time reset (``reset(seed=...)`` re-seeds everything).
+        seed: seed of the construction-time reset as ``reset(seed=...)`` takes it (env ``i``: ``s + i``).
         max_episode_steps: Gymnasium's episode limit [control steps] (``make_vec(id, max_episode_steps=K)``);
             episodes truncate after ``min(K, round(episode_length_s / dt))`` steps; None / -1: no extra limit.
         flat_info: info as flat ``"actuator/..."`` keys (torchrl's reader; set by itself when torchrl resets it).
@@ -180,7 +181,7 @@ class BatchedTask(VectorEnv):
 
         owner = type(self).__name__
         num_envs = check_num_envs(num_envs, owner)
-        seed = check_seed(seed, owner)
+        seeds = env_seeds(seed, num_envs, owner)
         mode = _autoreset_mode(autoreset_mode, owner)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
@@ -210,12 +211,12 @@ class BatchedTask(VectorEnv):
         if joint_cfgs and not self.joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         self.collection = None if not joint_cfgs else ActuatorCollection(
-            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seed,
+            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seeds,
             asset=MjcfJoints(self.model),
         )
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
-            [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seed, len(rotor_cfgs)))],
+            [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],
             self.decimation, self.physics_dt)
         """The rotor groups (None: the task has only joint groups)."""
         self.actuators = ActuatorGroups(self.collection, self.rotors)
@@ -254,8 +255,7 @@ class BatchedTask(VectorEnv):
         self._autoreset = np.zeros(n, dtype=bool)
         self.parameters_changed = np.zeros(n, dtype=bool)
         """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
-        self.rng = np.random.default_rng(seed)
-        self._gen = torch.Generator().manual_seed(int(self.rng.integers(2**62)))
+        self.streams, self._field_streams = (EnvStreams(n, derive_seeds(seeds, t), owner=owner) for t in (TASK_STREAM, FIELD_STREAM))
         self.metadata = dict(type(self).metadata)
         self.metadata["autoreset_mode"] = mode
         self.metadata["render_fps"] = int(round(1.0 / self.dt))
@@ -269,14 +269,14 @@ class BatchedTask(VectorEnv):
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
         self.single_action_space = gym.spaces.Box(self._act_low, self._act_high, dtype=np.float32)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
-        self._np_random, self._np_random_seed = self.rng, (-1 if seed is None else int(seed))
+        self._np_random, self._np_random_seed = gym_np_random(seed, seeds)
 
     # -- hooks (override) ---------------------------------------------------------------------
     def setup(self) -> None:
         """Allocate per-env task buffers (called once, before the first reset)."""
 
-    def sample_reset(self, env_ids: np.ndarray, rng: np.random.Generator) -> Mapping[str, Any] | None:
-        """Reset distribution for ``env_ids``; returns ``{"qpos", "qvel", "act"}`` arrays or None."""
+    def sample_reset(self, env_ids: np.ndarray, rng: EnvRandom) -> Mapping[str, Any] | None:
+        """Reset distribution for ``env_ids`` from ``rng`` (env axis first); ``{"qpos", "qvel", "act"}`` or None."""
         return None
 
     def observe(self) -> np.ndarray:
@@ -305,10 +305,10 @@ class BatchedTask(VectorEnv):
         """Joint actions, then one per rotor."""
         return len(self.action_joint_ids) + (self.rotors.num_rotors if self.rotors is not None else 0)
 
-    def rotor_group(self, name: str, cfg: Any, seed: int | None) -> RotorGroup:
+    def rotor_group(self, name: str, cfg: Any, seed: np.ndarray) -> RotorGroup:
         """The :class:`~actuator_gym.rotors.RotorGroup` of rotor group ``name`` (a ``ThrusterCfg``;
-        ``seed``: its generator's) over this task's model: which rotors, the writer that delivers
-        their thrust, the initial rotor speed. Tasks with rotor groups define it."""
+        ``seed``: its per-env seeds for ``RotorGroup``) over this task's model: which rotors, the writer that
+        delivers their thrust, the initial rotor speed. Tasks with rotor groups define it."""
         raise ValueError(
             f"{type(self).__name__}: actuator group {name!r} is a rotor group (ThrusterCfg); the task must define "
             "rotor_group(name, cfg, seed) returning an actuator_gym.rotors.RotorGroup (which rotors, and the writer "
@@ -334,15 +334,15 @@ class BatchedTask(VectorEnv):
     def remove_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
         self._substep_callbacks.remove(fn)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Reset all envs, or those of ``options["reset_mask"]`` ((num_envs,) bool). ``seed`` (an
-        int in ``[0, 2**64)``) re-seeds the task's generator and the actuator collection. Everything
-        is validated before anything changes."""
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None):
+        """Reset all envs, or those of ``options["reset_mask"]`` ((num_envs,) bool). ``seed`` re-seeds
+        every env (an int ``s`` in ``[0, 2**64)``: env ``i`` gets ``s + i``; or ``[s0, s1, ...]``, one
+        int or None per env). Everything is validated before anything changes."""
         self._check_open("reset")
         owner = f"{type(self).__name__}.reset"
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            raise TypeError(f"{owner}: seed must be one int for the whole batch, got a sequence")
-        seed = check_seed(seed, owner)
+        if seed is not None:  # validated, and a list's None entries resolved, before anything changes
+            seeds = env_seeds(seed, self.num_envs, owner)
+            seed = int(seed) if is_int(seed) else seeds
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"{owner}: options must be a dict (e.g. {{'reset_mask': mask}}) or None, got {type(options).__name__}")
         mask = None if options is None else options.get("reset_mask")
@@ -366,13 +366,14 @@ class BatchedTask(VectorEnv):
         info = self._info(stepped=np.zeros(self.num_envs, bool), reset=reset_mask)
         return obs, info
 
-    def _reseed(self, seed: int) -> None:
-        """Re-seed every generator of the task (and of every actuator group) from ``seed`` (validated);
-        tasks with generators of their own extend it."""
-        self.rng = np.random.default_rng(seed)
-        self._gen.manual_seed(int(self.rng.integers(2**62)))
-        self.actuators.seed(seed)
-        self._np_random, self._np_random_seed = self.rng, seed
+    def _reseed(self, seed: Any) -> None:
+        """Re-seed every stream of the task and its actuator groups from ``seed`` (validated: an int,
+        env ``i`` from ``seed + i``, or one per env); tasks with streams of their own extend it."""
+        seeds = env_seeds(seed, self.num_envs, f"{type(self).__name__}.reset")
+        for streams, tag in ((self.streams, TASK_STREAM), (self._field_streams, FIELD_STREAM)):
+            streams.seed(derive_seeds(seeds, tag))
+        self.actuators.seed(seeds)
+        self._np_random, self._np_random_seed = gym_np_random(seed, seeds)
 
     def _check_open(self, what: str) -> None:
         if self.closed:
@@ -530,11 +531,11 @@ class BatchedTask(VectorEnv):
         if ids.size == 0:
             return
         for fr in self._field_rands:
-            fr.apply(ids, self._gen)
+            fr.apply(ids, self._field_streams)
         if any(fr.needs_const for fr in self._field_rands):
             self.backend.set_const(ids)
         self.actuators.reset(torch.from_numpy(ids).to(self.device))
-        state = self.sample_reset(ids, self.rng) or {}
+        state = self.sample_reset(ids, self.streams.for_envs(ids)) or {}
         unknown = set(state) - {"qpos", "qvel", "act"}
         if unknown:
             raise ValueError(f"{type(self).__name__}.sample_reset returned unknown keys {sorted(unknown)}")

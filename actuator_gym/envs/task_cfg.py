@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
@@ -31,6 +32,7 @@ from .._checks import (
 from ..actions import use_normalized
 from ..randomization import Distribution
 from .task_actions import given_action_options
+from ..streams import EnvStreams
 
 __all__ = ["TaskCfg", "ModelFieldRandomization", "resolve_cfg", "check_real_fields", "check_nested_cfg"]
 
@@ -227,6 +229,19 @@ def autoreset_mode(value: Any, owner: str) -> AutoresetMode:
     )
 
 
+TASK_STREAM, FIELD_STREAM = 0x7A5C, 0xF1E1D
+"""Tags (:func:`~actuator_gym.streams.derive_seeds`) of a task's own streams: ``sample_reset`` and
+step draws, and model-field randomization (apart from the actuator groups')."""
+
+
+def gym_np_random(seed: Any, seeds: np.ndarray) -> tuple[np.random.Generator, int]:
+    """``VectorEnv.np_random`` and ``np_random_seed`` as Gymnasium sets them for an int ``seed``
+    (per-env seeds: a generator from all of them, and -1). Not used by any per-env draw."""
+    if is_int(seed):
+        return gym.utils.seeding.np_random(int(seed))
+    return np.random.default_rng(seeds), -1
+
+
 def _obj_type(field_name: str):
     import mujoco
 
@@ -318,9 +333,10 @@ class FieldRand:
                 f"(nominal values in [{lo_n:g}, {hi_n:g}]); allowed: finite values >= 0 ({spec.field} cannot be negative)"
             )
 
-    def apply(self, ids: np.ndarray, gen: torch.Generator) -> None:
+    def apply(self, ids: np.ndarray, streams: EnvStreams) -> None:
+        """Draw the field's values of ``ids`` from each env's own stream and write them."""
         n = len(ids)
-        draw = self.spec.distribution.sample(self.nominal.expand(n, -1), gen).numpy()
+        draw = self.spec.distribution.sample(self.nominal.expand(n, -1), streams.for_envs(ids)).numpy()
         draw = draw.reshape(n, *self.elem_shape)
         if self.col is None:
             self.values[ids[:, None], self.rows[None, :]] = draw

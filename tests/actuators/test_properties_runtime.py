@@ -24,6 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import actuator_gym as ag  # noqa: E402
 from actuator_gym import randomization as rnd  # noqa: E402
+from actuator_gym.streams import EnvStreams  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 MANY = settings(SETTINGS, max_examples=150)
@@ -324,9 +325,9 @@ def test_distributions_refuse_or_sample_within_their_range(dist, lo, width, seed
     assert math.isfinite(b_lo) and math.isfinite(b_hi) and b_lo <= b_hi
     nominal = torch.tensor([[lo, lo + width, lo + width / 2]] * 4, dtype=torch.float64)
     r_lo, r_hi = d.value_range(lo, lo + width)
-    gen = torch.Generator().manual_seed(seed)
+    streams = EnvStreams(4, seed)
     for _ in range(3):
-        s = d.sample(nominal, gen)
+        s = d.sample(nominal, streams.for_envs())
         assert torch.isfinite(s).all()
         assert bool((s >= r_lo - 1e-9 * (1 + abs(r_lo))).all() and (s <= r_hi + 1e-9 * (1 + abs(r_hi))).all())
         if d.integer and d.operation == "abs":

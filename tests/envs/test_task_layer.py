@@ -117,10 +117,12 @@ def test_info_vector_format(ArmTask):
     assert not act["_parameters"].any() and not act["parameters"]["arm"]["_stiffness"].any()
     np.testing.assert_array_equal(act["parameters"]["arm"]["stiffness"], params["stiffness"])
     assert not info["_randomization"].any() and info["randomization"]["body_mass[lower]"].shape == (n, 1)
-    # telemetry invariants: the clamp, and energy >= |mean power| * control period
+    # telemetry invariants: the clamp, and energy = sum_k |P_k| dt_phys >= |mean power| * control period
+    # and >= the last substep's |power| * dt_phys
     lim = 15.0
     np.testing.assert_allclose(act["applied_effort"], np.clip(act["computed_effort"], -lim, lim))
-    assert np.all(act["energy"] >= np.abs(act["power"]) * task.dt - 1e-9)
+    assert np.all(act["energy"] >= np.abs(act["mean_power"]) * task.dt - 1e-9)
+    assert np.all(act["energy"] >= np.abs(act["power"]) * task.physics_dt - 1e-9)
     np.testing.assert_array_equal(act["joint_pos"], task.backend.joint_pos())
 
 

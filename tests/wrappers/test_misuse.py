@@ -202,7 +202,11 @@ BAD_RESETS = [
     (dict(seed=-3), ValueError, "seed"),
     (dict(seed=1.5), TypeError, "seed"),
     (dict(seed=True), TypeError, "seed"),
-    (dict(seed=[1, 2, 3]), TypeError, "one int for the whole batch"),
+    (dict(seed=[1, 2]), ValueError, "one seed per env is needed: got 2 for num_envs=3"),
+    (dict(seed=[1, 2.5, 3]), TypeError, r"seed\[1\] must be an integer in \[0, 2\*\*64\) or None"),
+    (dict(seed=[1, -2, 3]), ValueError, r"seed\[1\]"),
+    (dict(seed=[1, True, 3]), TypeError, r"seed\[1\]"),
+    (dict(seed=2**64 - 2), ValueError, r"passes 2\*\*64 - 1 for num_envs=3"),
     (dict(options="reset"), TypeError, "options must be a dict"),
     (dict(seed=7, options={"reset_mask": np.array([1, 0, 1])}), ValueError, "reset_mask"),  # seed not applied either
 ]
