@@ -11,8 +11,7 @@ from gymnasium.vector import AutoresetMode
 from .._checks import check_seed, real_array
 from .task import BatchedTask
 from .task_conventions import LimitedSpec
-from ..episode_stats import EPISODE_INFO_KEY
-from .task_info import unbatch_info
+from .task_info import env_info
 
 __all__ = ["TaskEnv", "make_task_env", "make_task_vec", "register_task"]
 
@@ -65,7 +64,7 @@ class TaskEnv(gym.Env):
         super().reset(seed=seed)
         obs, info = self.task.reset(seed=seed, options=options)
         self._sync()
-        return obs[0].copy(), self._single_info(info, ended=False)
+        return obs[0].copy(), env_info(info, 0, ended=False)
 
     def step(self, action: Any):
         self.task._check_open("step")
@@ -74,19 +73,7 @@ class TaskEnv(gym.Env):
             raise ValueError(f"TaskEnv.step: action must have shape {self.action_space.shape}, got {a.shape}")
         obs, rew, term, trunc, info = self.task.step(a[None])
         self._sync()
-        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), self._single_info(info, bool(term[0] or trunc[0]))
-
-    @staticmethod
-    def _single_info(info: dict[str, Any], ended: bool) -> dict[str, Any]:
-        """World 0's info with the same keys every call (torchrl stacks them), except the episode
-        statistics of the nested format: present only on the step that ends the episode (as
-        Gymnasium's ``RecordEpisodeStatistics`` puts ``info["episode"]``), so episode loggers
-        (SB3's ``DummyVecEnv`` of single envs) never read a record of an unfinished episode. The
-        flat format (torchrl) keeps their keys, masked, every call."""
-        out = unbatch_info(info, 0, keep_masked=True)
-        if not ended:
-            out.pop(EPISODE_INFO_KEY, None)
-        return out
+        return obs[0].copy(), float(rew[0]), bool(term[0]), bool(trunc[0]), env_info(info, 0, ended=bool(term[0] or trunc[0]))
 
     def render(self):
         if self.render_mode != "rgb_array":

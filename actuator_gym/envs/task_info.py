@@ -13,7 +13,7 @@ import numpy as np
 
 from ..episode_stats import EPISODE_INFO_KEY
 
-__all__ = ["vector_info", "flat_info", "masked_info", "with_finals", "unbatch_info"]
+__all__ = ["vector_info", "flat_info", "masked_info", "with_finals", "unbatch_info", "env_info"]
 
 
 def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.ndarray | None = None) -> dict[str, Any]:
@@ -119,4 +119,19 @@ def unbatch_info(info: dict[str, Any], i: int, *, keep_masked: bool = False) -> 
         else:
             x = v[i]
             out[k] = x.item() if isinstance(x, np.generic) else (x.copy() if isinstance(x, np.ndarray) else x)
+    return out
+
+
+def env_info(info: dict[str, Any], i: int, ended: bool) -> dict[str, Any]:
+    """Env ``i``'s info as the single env (:class:`~actuator_gym.envs.task_env.TaskEnv`) gives it:
+    the same keys every call (torchrl stacks them), except the episode statistics of the nested
+    format, present only on the step that ends the episode (``ended``; as Gymnasium's
+    ``RecordEpisodeStatistics`` puts ``info["episode"]``), so episode loggers (SB3's ``DummyVecEnv``
+    of single envs) never read a record of an unfinished episode. The flat format (torchrl) keeps
+    their keys, masked, every call. A vector env's own autoreset keys (``final_obs`` /
+    ``final_info``) are not the env's and are left out."""
+    out = unbatch_info(info, i, keep_masked=True)
+    out.pop("final_obs", None), out.pop("final_info", None)
+    if not ended:
+        out.pop(EPISODE_INFO_KEY, None)
     return out

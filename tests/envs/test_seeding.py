@@ -15,7 +15,7 @@ import actuator_gym as ag
 from actuator_gym.envs.pendulum import PendulumTask
 from actuator_gym.envs.quadruped import go1_dc_motor_cfg
 from actuator_gym.envs.task_cfg import ModelFieldRandomization
-from actuator_gym.envs.task_info import unbatch_info
+from actuator_gym.envs.task_info import env_info
 from actuator_gym.randomization import Gaussian, LogUniform, Uniform
 
 PENDULUM, QUADRUPED, QUADROTOR = "actuator_gym/Pendulum-v0", "actuator_gym/Quadruped-v0", "actuator_gym/Quadrotor-v0"
@@ -60,7 +60,7 @@ def _rollout_check(env_id, kwargs, mode, n=3, seed=11, steps=14, partial_reset_a
     for i, e in enumerate(singles):
         o, inf = e.reset(seed=seed + i)
         assert_same(obs[i], o, f"env {i} reset obs")
-        assert_same(unbatch_info(info, i), inf, f"env {i} reset info")
+        assert_same(env_info(info, i, ended=False), inf, f"env {i} reset info")
     pending = np.zeros(n, bool)  # NEXT_STEP: the single env resets at the step the native one does
     ends: list[list[int]] = [[] for _ in range(n)]  # steps at which each env's episodes ended
     for t in range(steps):
@@ -72,7 +72,7 @@ def _rollout_check(env_id, kwargs, mode, n=3, seed=11, steps=14, partial_reset_a
             obs, info = vec.reset(options={"reset_mask": mask})
             o, inf = singles[1].reset()
             assert_same(obs[1], o, "env 1 partial reset obs")
-            assert_same(unbatch_info(info, 1)["actuator"]["parameters"], inf["actuator"]["parameters"], "env 1 params")
+            assert_same(env_info(info, 1, ended=False)["actuator"]["parameters"], inf["actuator"]["parameters"], "env 1 params")
             pending[1] = False
         obs, rew, term, trunc, info = vec.step(a)
         for i, e in enumerate(singles):
@@ -81,21 +81,21 @@ def _rollout_check(env_id, kwargs, mode, n=3, seed=11, steps=14, partial_reset_a
                 o, inf = e.reset()
                 assert_same(obs[i], o, f"{where} autoreset obs")
                 assert rew[i] == 0.0 and not term[i] and not trunc[i]
-                assert_same(unbatch_info(info, i), inf, f"{where} autoreset info")
+                assert_same(env_info(info, i, ended=False), inf, f"{where} autoreset info")
                 pending[i] = False
                 continue
             o, r, te, tr, inf = e.step(a[i])
             assert (rew[i], term[i], trunc[i]) == (r, te, tr), where
             if mode == AutoresetMode.SAME_STEP and (te or tr):
                 assert_same(info["final_obs"][i], o, f"{where} final obs")
-                assert_same(unbatch_info(info["final_info"], i), inf, f"{where} final info")
+                assert_same(env_info(info["final_info"], i, ended=True), inf, f"{where} final info")
                 o, inf = e.reset()
                 assert_same(obs[i], o, f"{where} reset obs")
-                assert_same(unbatch_info(info, i)["actuator"]["parameters"], inf["actuator"]["parameters"], where)
+                assert_same(env_info(info, i, ended=False)["actuator"]["parameters"], inf["actuator"]["parameters"], where)
                 ends[i].append(t)
                 continue
             assert_same(obs[i], o, f"{where} obs")
-            assert_same(unbatch_info(info, i), inf, f"{where} info")
+            assert_same(env_info(info, i, ended=bool(te or tr)), inf, f"{where} info")
             if te or tr:
                 ends[i].append(t)
             pending[i] = mode == AutoresetMode.NEXT_STEP and (te or tr)
@@ -129,7 +129,7 @@ def test_list_seeds_seed_env_i_with_s_i():
     for i, s in enumerate(seeds):
         o, inf = gym.make(PENDULUM, **kw).reset(seed=s)
         assert_same(obs[i], o, f"env {i}")
-        assert_same(unbatch_info(info, i), inf, f"env {i} info")
+        assert_same(env_info(info, i, ended=False), inf, f"env {i} info")
     assert vec.unwrapped.np_random_seed == -1  # per-env seeds: no single seed of the batch
     # None entries draw fresh entropy for those envs only
     obs2, info2 = vec.reset(seed=[40, None, 2**64 - 1])
