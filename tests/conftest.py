@@ -81,3 +81,36 @@ def replay_isaac(model, z):
         comp.append(model.computed_effort.clone().numpy())
         appl.append(applied.numpy())
     return np.stack(comp), np.stack(appl)
+
+
+def skrl_ppo_models(env, hidden=None):
+    """skrl's documented PPO pair for ``env`` (a wrapped skrl env): a Gaussian policy with a
+    state-independent log std and a value net; ``hidden`` units in one tanh layer (None: linear)."""
+    import torch
+    import torch.nn as nn
+    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model
+
+    def net(n_in, n_out):
+        return nn.Linear(n_in, n_out) if hidden is None else nn.Sequential(
+            nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, n_out))
+
+    class Policy(GaussianMixin, Model):
+        def __init__(self):
+            Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device="cpu")
+            GaussianMixin.__init__(self, clip_actions=True)
+            self.net = net(self.num_observations, self.num_actions)
+            self.log_std = nn.Parameter(torch.zeros(self.num_actions))
+
+        def compute(self, inputs, role):
+            return self.net(inputs["observations"]), {"log_std": self.log_std}
+
+    class Value(DeterministicMixin, Model):
+        def __init__(self):
+            Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device="cpu")
+            DeterministicMixin.__init__(self)
+            self.net = net(self.num_observations, 1)
+
+        def compute(self, inputs, role):
+            return self.net(inputs["observations"]), {}
+
+    return {"policy": Policy(), "value": Value()}

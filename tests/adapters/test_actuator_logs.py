@@ -13,6 +13,7 @@ import csv
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import skrl_ppo_models
 import torch
 from gymnasium.vector import AutoresetMode, VectorWrapper
 
@@ -144,32 +145,6 @@ def test_train_ppo_logs_actuator_statistics(tmp_path):
     assert TAGS <= set(events)
 
 
-def _skrl_models(env):
-    import torch.nn as nn
-    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model
-
-    class Policy(GaussianMixin, Model):
-        def __init__(self):
-            Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device="cpu")
-            GaussianMixin.__init__(self, clip_actions=True)
-            self.net = nn.Linear(self.num_observations, self.num_actions)
-            self.log_std = nn.Parameter(torch.zeros(self.num_actions))
-
-        def compute(self, inputs, role):
-            return self.net(inputs["observations"]), {"log_std": self.log_std}
-
-    class Value(DeterministicMixin, Model):
-        def __init__(self):
-            Model.__init__(self, observation_space=env.observation_space, action_space=env.action_space, device="cpu")
-            DeterministicMixin.__init__(self)
-            self.net = nn.Linear(self.num_observations, 1)
-
-        def compute(self, inputs, role):
-            return self.net(inputs["observations"]), {}
-
-    return {"policy": Policy(), "value": Value()}
-
-
 def test_skrl_trainer_tracks_actuator_statistics(tmp_path):
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.memories.torch import RandomMemory
@@ -190,7 +165,7 @@ def test_skrl_trainer_tracks_actuator_statistics(tmp_path):
     cfg.experiment.checkpoint_interval = 0
     cfg.experiment.directory = str(tmp_path)
     cfg.experiment.experiment_name = "run"
-    models = _skrl_models(env)
+    models = skrl_ppo_models(env, hidden=None)
     agent = PPO(models=models, memory=RandomMemory(memory_size=16, num_envs=4, device="cpu"),
                 observation_space=env.observation_space, action_space=env.action_space, device="cpu", cfg=cfg)
     trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 4 * EPISODE, "headless": True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import skrl_ppo_models
 import torch
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
@@ -394,37 +395,15 @@ def test_skrl_wrapper_properties_and_autoreset(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_skrl_ppo_trains(mode):
-    import torch.nn as nn
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.memories.torch import RandomMemory
-    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model
     from skrl.trainers.torch import SequentialTrainer
-
-    class Policy(GaussianMixin, Model):
-        def __init__(self, obs_space, act_space):
-            Model.__init__(self, observation_space=obs_space, action_space=act_space, device="cpu")
-            GaussianMixin.__init__(self, clip_actions=True)
-            self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, self.num_actions))
-            self.log_std = nn.Parameter(torch.zeros(self.num_actions))
-
-        def compute(self, inputs, role):
-            return self.net(inputs["observations"]), {"log_std": self.log_std}
-
-    class Value(DeterministicMixin, Model):
-        def __init__(self, obs_space, act_space):
-            Model.__init__(self, observation_space=obs_space, action_space=act_space, device="cpu")
-            DeterministicMixin.__init__(self)
-            self.net = nn.Sequential(nn.Linear(self.num_observations, 32), nn.Tanh(), nn.Linear(32, 1))
-
-        def compute(self, inputs, role):
-            return self.net(inputs["observations"]), {}
 
     env = skrl(_pendulum_vec_limit(mode, n=4, limit=20))
     cfg = PPO_CFG(rollouts=16, learning_epochs=2, mini_batches=2)
     cfg.experiment.write_interval = 0
     cfg.experiment.checkpoint_interval = 0
-    models = {"policy": Policy(env.observation_space, env.action_space),
-              "value": Value(env.observation_space, env.action_space)}
+    models = skrl_ppo_models(env, hidden=32)
     agent = PPO(models=models, memory=RandomMemory(memory_size=16, num_envs=4, device="cpu"),
                 observation_space=env.observation_space, action_space=env.action_space, device="cpu", cfg=cfg)
     before = [p.detach().clone() for p in models["policy"].parameters()]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 
 import gymnasium as gym
-import numpy as np
 import pytest
+from conftest import skrl_ppo_models
 import torch
 from gymnasium.vector import AutoresetMode
 
@@ -96,33 +96,6 @@ def test_unknown_keyword_is_pythons_type_error(env_id):
 # --------------------------------------------------------------------------------------------
 # skrl
 # --------------------------------------------------------------------------------------------
-def _skrl_models(env):
-    import torch.nn as nn
-    from skrl.models.torch import DeterministicMixin, GaussianMixin, Model
-
-    class Policy(GaussianMixin, Model):
-        def __init__(self, obs_space, act_space):
-            Model.__init__(self, observation_space=obs_space, action_space=act_space, device="cpu")
-            GaussianMixin.__init__(self, clip_actions=True)
-            self.net = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh(), nn.Linear(16, self.num_actions))
-            self.log_std = nn.Parameter(torch.zeros(self.num_actions))
-
-        def compute(self, inputs, role):
-            return self.net(inputs["observations"]), {"log_std": self.log_std}
-
-    class Value(DeterministicMixin, Model):
-        def __init__(self, obs_space, act_space):
-            Model.__init__(self, observation_space=obs_space, action_space=act_space, device="cpu")
-            DeterministicMixin.__init__(self)
-            self.net = nn.Sequential(nn.Linear(self.num_observations, 16), nn.Tanh(), nn.Linear(16, 1))
-
-        def compute(self, inputs, role):
-            return self.net(inputs["observations"]), {}
-
-    return {"policy": Policy(env.observation_space, env.action_space),
-            "value": Value(env.observation_space, env.action_space)}
-
-
 def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(caplog):
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.envs.wrappers.torch import wrap_env
@@ -139,7 +112,7 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
     cfg = PPO_CFG(rollouts=16, learning_epochs=1, mini_batches=2)
     cfg.experiment.write_interval = 0
     cfg.experiment.checkpoint_interval = 0
-    models = _skrl_models(env)
+    models = skrl_ppo_models(env, hidden=16)
     agent = PPO(models=models, memory=RandomMemory(memory_size=16, num_envs=n, device="cpu"),
                 observation_space=env.observation_space, action_space=env.action_space, device="cpu", cfg=cfg)
     recorded = []  # every transition skrl hands its agent
