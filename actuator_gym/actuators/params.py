@@ -267,6 +267,11 @@ class Param:
             else:
                 self.nominal[:, idx] = _number(value, f"{self._where}: value for key {key!r}", "a number or a Distribution")
         missing = [names[i] for i in range(len(names)) if i not in claimed]
+        if missing and math.isnan(default):
+            raise ValueError(
+                f"{self._where}: joints {missing} are matched by no key, and the parameter has no default "
+                f"(it is required); give them a value (keys {list(raw)})"
+            )
         if missing:
             warnings.warn(
                 f"{self._where}: joints {missing} are matched by no key; they use the default {default}",
