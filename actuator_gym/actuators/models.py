@@ -534,15 +534,21 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
 # Learned actuators (neural drive -> DC-motor clamp with the current qd); see neural.py
 # ---------------------------------------------------------------------------------------------
 @dataclass(kw_only=True)
-class _ActuatorNetCfg(DCMotorCfg):
+class NetworkFileFields:
+    """The checkpoint fields of every actuator-network config (MLP, LSTM, GRU)."""
+
     _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
-    _ASSET_FIELDS = ("actuator_effort_limit", "actuator_velocity_limit")  # stiffness / damping: unused
     network_file: str | None = None
     """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
     ``allow_unsafe_checkpoint=True``)."""
     allow_unsafe_checkpoint: bool = False
     """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
     Set it only for files you trust."""
+
+
+@dataclass(kw_only=True)
+class _ActuatorNetCfg(NetworkFileFields, DCMotorCfg):
+    _ASSET_FIELDS = ("actuator_effort_limit", "actuator_velocity_limit")  # stiffness / damping: unused
 
     def _drive(self):  # pragma: no cover - interface
         raise NotImplementedError

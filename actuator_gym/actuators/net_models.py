@@ -29,7 +29,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
-from .models import IdealPDActuatorCfg
+from .models import IdealPDActuatorCfg, NetworkFileFields
 from .neural import DriveNeuralGRU
 
 __all__ = ["ActuatorNetGRUCfg", "GRU_STD_FLOOR", "GRU_INPUTS"]
@@ -47,16 +47,10 @@ NormStats = Sequence[float]
 
 
 @dataclass(kw_only=True)
-class ActuatorNetGRUCfg(IdealPDActuatorCfg):
+class ActuatorNetGRUCfg(NetworkFileFields, IdealPDActuatorCfg):
     """GRU actuator net predicting the total joint effort (Isaac Lab's ``ActuatorNetGRUCfg``),
-    clipped to ``+-actuator_effort_limit`` (module doc). Fields as Isaac Lab's."""
-
-    _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
-    network_file: str | None = None
-    """Path of the checkpoint (module doc; TorchScript / .pt2 only with ``allow_unsafe_checkpoint=True``)."""
-    allow_unsafe_checkpoint: bool = False
-    """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
-    Set it only for files you trust."""
+    clipped to ``+-actuator_effort_limit`` (module doc). Fields as Isaac Lab's; ``network_file`` /
+    ``allow_unsafe_checkpoint`` as every network config's (:class:`~.models.NetworkFileFields`)."""
     position_normalization: NormStats | None = None
     """``(mean, std)`` [rad] of the joint-position input, ``(q - mean) / std``; None: identity (or the checkpoint's metadata)."""
     pos_error_normalization: NormStats | None = None

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 import actuator_gym as ag
-from actuator_gym.actuators.implicit import ImplicitOptions, NumpyLA, TorchLA
+from actuator_gym.actuators.implicit import ImplicitOptions
+from actuator_gym.actuators.implicit_la import NumpyLA, TorchLA
 from conftest import assert_close_rel
 
 
