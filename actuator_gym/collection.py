@@ -13,11 +13,12 @@ Seeding: env ``i`` of a collection (or of any model) built with ``num_envs=N, se
 randomized parameters and delays exactly as a ``num_envs=1`` one seeded ``s + i``
 (:mod:`actuator_gym.streams`).
 
-Two kinds of "implicit" group, kept apart: *engine-servo* groups (``ImplicitActuatorCfg``,
-:attr:`ActuatorCollection.engine_servo_groups`, alias ``implicit_groups``) are integrated by the
-physics engine as its own PD servo; *Stable-PD* groups (``effort_mode="implicit"``,
-:attr:`ActuatorCollection.stable_pd_groups`, alias ``implicit_effort_groups``) solve their drive
-at the predicted state and need the mass-matrix terms in :meth:`ActuatorCollection.compute`.
+Two kinds of "implicit" group, kept apart: *engine-servo* groups (``ImplicitActuatorCfg`` with
+``implicit_servo="engine"``, :attr:`ActuatorCollection.engine_servo_groups`, alias ``implicit_groups``)
+are integrated by the physics engine as its own PD servo; *Stable-PD* groups (``effort_mode="implicit"``,
+and ``ImplicitActuatorCfg`` with ``implicit_servo="stable_pd"``: :attr:`ActuatorCollection.stable_pd_groups`,
+alias ``implicit_effort_groups``) solve their drive at the predicted state and need the mass-matrix
+terms in :meth:`ActuatorCollection.compute`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from ._checks import (
     real_array,
 )
 from .actuators.actuator import Actuator, as_env_ids
+from .actuators.models import IMPLICIT_SERVOS
 from .actuators.params import match_names
 from .streams import derive_seeds, env_seeds
 
@@ -175,6 +177,10 @@ class ActuatorCollection(Mapping):
             :class:`~actuator_gym.actuators.asset.AssetJoints`, e.g. the MJCF's
             :class:`~actuator_gym.backends.mujoco_asset.MjcfJoints`); None: no asset (unset limits
             +inf, ``stiffness=None`` / ``damping=None`` refused).
+        implicit_servo: how the solver-side groups (``ImplicitActuatorCfg``) run
+            (:data:`~actuator_gym.actuators.models.IMPLICIT_SERVOS`): ``"engine"`` (default; the
+            consumer makes them engine servos) or ``"stable_pd"`` (Stable-PD groups: the consumer
+            passes the mass-matrix terms).
         **model_kwargs: passed to each config's ``build`` (``dtype``, ``check_finite``, ...).
     """
 
@@ -188,9 +194,12 @@ class ActuatorCollection(Mapping):
         device: str | torch.device = "cpu",
         seed: int | None = None,
         asset: Any = None,
+        implicit_servo: str = "engine",
         **model_kwargs: Any,
     ):
         what = "ActuatorCollection"
+        if implicit_servo not in IMPLICIT_SERVOS:
+            raise ValueError(f"{what}: implicit_servo must be one of {list(IMPLICIT_SERVOS)}, got {implicit_servo!r}")
         if not isinstance(cfgs, Mapping) or not cfgs:
             raise ValueError(f"{what}: cfgs must be a non-empty {{group name: config}} mapping")
         for gname, cfg in cfgs.items():
@@ -234,6 +243,7 @@ class ActuatorCollection(Mapping):
                 device=self.device,
                 seed=s,
                 **({} if asset is None else {"asset": asset}),
+                **({"implicit_servo": implicit_servo} if getattr(cfg, "solver_side", False) else {}),
                 **{"name": gname, **model_kwargs},
             )
             self._groups[gname] = _Group(gname, model, ids)
@@ -324,7 +334,8 @@ class ActuatorCollection(Mapping):
 
     @property
     def engine_servo_groups(self) -> list[str]:
-        """Groups integrated by the physics engine as its own PD servo (``ImplicitActuatorCfg``)."""
+        """Groups integrated by the physics engine as its own PD servo (``ImplicitActuatorCfg``,
+        ``implicit_servo="engine"``)."""
         return [g for g, grp in self._groups.items() if grp.model.engine_servo]
 
     @property
@@ -335,8 +346,8 @@ class ActuatorCollection(Mapping):
 
     @property
     def stable_pd_groups(self) -> list[str]:
-        """Groups in the Stable-PD effort mode (``effort_mode="implicit"``; they need the
-        mass-matrix terms)."""
+        """Groups in the Stable-PD effort mode (``effort_mode="implicit"``, or ``ImplicitActuatorCfg``
+        with ``implicit_servo="stable_pd"``; they need the mass-matrix terms)."""
         return [g for g, grp in self._groups.items() if grp.stable_pd]
 
     @property

@@ -11,7 +11,7 @@
 | ``DCMotorCfg``             | DrivePD -> ClampingDCMotor(saturation_effort, actuator_velocity_limit, actuator_effort_limit) |
 | ``DelayedPDActuatorCfg``   | Delay(min_delay, max_delay) -> DrivePD -> ClampingMaxEffort |
 | ``RemotizedPDActuatorCfg`` | Delay -> DrivePD -> ClampingPositionBased(joint_parameter_lookup) |
-| ``ImplicitActuatorCfg``    | engine servo: the physics engine integrates the PD itself |
+| ``ImplicitActuatorCfg``    | solver-side PD: the engine's servo, or Stable-PD on tasks |
 
 ``joint_effort_limit`` (Isaac Lab's ``effort_limit_sim``), when given, adds a last
 ``ClampingMaxEffort``: the solver's limit, a parameter apart from ``actuator_effort_limit``. Fields
@@ -22,9 +22,9 @@ Every numeric field accepts a number, a per-joint sequence, a ``(num_envs, num_j
 a ``{regex: value}`` dict or a distribution; ``randomization={field: Distribution}`` randomizes a
 field around its nominal value (``operation="scale"`` / ``"add"``) at every reset.
 
-"Implicit" means two things here: :class:`ImplicitActuatorCfg` is the physics engine's own servo
-(the built model's ``engine_servo``), ``effort_mode="implicit"`` on the other models is the
-Stable-PD effort mode solved by the actuator model (:mod:`.implicit`).
+"Implicit" means two things here: :class:`ImplicitActuatorCfg` is a PD inside the physics step (the
+engine's servo, or on the batched tasks the Stable-PD solve), ``effort_mode="implicit"`` on the
+other models is the Stable-PD effort mode solved by the actuator model (:mod:`.implicit`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import torch
@@ -59,7 +59,12 @@ __all__ = [
     "ActuatorNetMLPCfg",
     "ActuatorNetLSTMCfg",
     "DELAY_ALIASES",
+    "IMPLICIT_SERVOS",
 ]
+
+IMPLICIT_SERVOS = ("engine", "stable_pd")
+"""What evaluates an :class:`ImplicitActuatorCfg` PD (``build(implicit_servo=)``): the engine's own
+servo (the wrapper) or the model's Stable-PD effort mode (the batched tasks)."""
 
 ParamValue = Any
 """A number, a ``(num_joints,)`` sequence, a ``(num_envs, num_joints)`` tensor, a ``{regex: value}``
@@ -139,6 +144,8 @@ class ActuatorBaseCfg:
     effort_limit_sim: ParamValue = None
     velocity_limit_sim: ParamValue = None
 
+    solver_side: ClassVar[bool] = False
+    """PD inside the physics step (:class:`ImplicitActuatorCfg`): ``build`` takes ``implicit_servo=``."""
     _DEPRECATED = _DEPRECATED
     """Isaac Lab's deprecated names -> the field they set (ImplicitActuatorCfg: ``effort_limit``
     is the solver limit, as in Isaac Lab 3.0)."""
@@ -267,6 +274,10 @@ class ActuatorBaseCfg:
         """
         kwargs.setdefault("effort_mode", self.effort_mode)
         _check_effort_mode(self, kwargs["effort_mode"])
+        return self._bind(joint_names, num_envs, device, seed, asset, **kwargs)
+
+    def _bind(self, joint_names, num_envs, device, seed, asset, **kwargs) -> Actuator:
+        """:meth:`build` after its ``effort_mode`` check (``kwargs["effort_mode"]`` is set)."""
         self._check_delay_fields()
         options = self._stable_pd_options()
         names = self.select_joints(joint_names)
@@ -486,34 +497,28 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
 
 @dataclass(kw_only=True)
 class ImplicitActuatorCfg(ActuatorBaseCfg):
-    """Engine servo (solver-side PD): the physics engine integrates
-    ``kp (q* - q) + kd (qd* - qd) + tau_ff`` implicitly (in MuJoCo a position actuator with kp, kv
-    and a force range; the built model's ``engine_servo`` is True), which stays stable at
-    gains and substeps where an explicit PD diverges. The built model's ``compute`` returns the PD
-    estimate clipped to the rated ``actuator_effort_limit`` and to the solver's ``joint_effort_limit``
-    (two parameters; the engine servo's force range is the solver's); a backend that reports the
-    force actually applied overwrites the telemetry with it. ``effort_limit`` (Isaac Lab 3.0's
-    deprecated name) sets ``joint_effort_limit`` here.
-
-    Different from ``effort_mode="implicit"`` on the explicit models (e.g.
-    ``IdealPDActuatorCfg(effort_mode="implicit")``): there the actuator model itself solves its
-    drive and clamp chain (DC-motor envelope included) at the predicted end-of-substep state and
-    applies the result as a generalized force; here the engine's own servo does the integration.
+    """Solver-side PD (Isaac Lab's implicit actuator): ``kp (q* - q) + kd (qd* - qd) + tau_ff``
+    evaluated implicitly inside the physics step, clamped at the solver's ``joint_effort_limit``
+    (``effort_limit_sim``; Isaac Lab 3.0's deprecated ``effort_limit`` sets it here). What evaluates
+    it is the consumer's choice, ``build(implicit_servo=)`` (:data:`IMPLICIT_SERVOS`):
+    ``"engine"`` (default, the wrapper): the engine's own servo (MuJoCo position actuator, force
+    range = the solver limit; ``engine_servo`` True); ``compute`` returns the PD estimate clipped by
+    both limits and the consumer reports the force the engine applied. ``"stable_pd"`` (the batched
+    tasks): the model's Stable-PD effort mode (``stable_pd`` True, :mod:`.implicit`) solves the same
+    PD and clamps at the predicted state and the effort is applied as a generalized force; a finite
+    rated ``actuator_effort_limit`` clamps it too (Isaac Lab's configs leave it +inf). The config's
+    own ``effort_mode`` stays ``"explicit"``.
     """
 
     implicit: bool = field(default=True, init=False)
-    """Always True (Isaac Lab's marker of this config; read by nothing here -- the built model says
-    it with ``engine_servo``). Kept for code that reads it."""
-    _no_stable_pd = (
-        "ImplicitActuatorCfg is integrated by the physics engine (solver-side servo); effort_mode applies "
-        "to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)"
-    )
+    """Always True (Isaac Lab's marker; the built model says ``engine_servo`` / ``stable_pd``)."""
+    solver_side: ClassVar[bool] = True
+    _no_stable_pd = ("ImplicitActuatorCfg is integrated inside the physics step (solver-side PD; the consumer chooses how, "
+                     "build(implicit_servo=)); effort_mode applies to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)")
     _DEPRECATED = {**_DEPRECATED, "effort_limit": "joint_effort_limit"}
     _ASSET_FIELDS = (*ActuatorBaseCfg._ASSET_FIELDS, "joint_effort_limit")
 
     def recipe(self):
-        # two parameters: the rated limit (telemetry estimate) and the solver's limit (the servo's
-        # force range); the estimate is clipped by both, the engine applies the solver one
         for key in ("actuator_effort_limit", "joint_effort_limit"):
             check_value(getattr(self, key), key, type(self).__name__, default=math.inf, domain=NONNEG)
         return dict(
@@ -524,9 +529,15 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
                      "joint_effort_limit": "clamping[1].max_effort"},
         )
 
-    def build(self, joint_names, num_envs=1, device="cpu", seed=None, **kwargs):
-        model = super().build(joint_names, num_envs=num_envs, device=device, seed=seed, **kwargs)
-        model.engine_servo = True
+    def build(self, joint_names, num_envs=1, device="cpu", seed=None, asset=None, implicit_servo="engine", **kwargs):
+        """As :meth:`ActuatorBaseCfg.build`; ``implicit_servo``: what evaluates the PD (the class doc)."""
+        if implicit_servo not in IMPLICIT_SERVOS:
+            raise ValueError(f"{type(self).__name__}: implicit_servo must be one of {list(IMPLICIT_SERVOS)}, got {implicit_servo!r}")
+        kwargs.setdefault("effort_mode", self.effort_mode)
+        _check_effort_mode(self, kwargs["effort_mode"])  # the config's own: "explicit" only
+        kwargs["effort_mode"] = "implicit" if implicit_servo == "stable_pd" else "explicit"
+        model = self._bind(joint_names, num_envs, device, seed, asset, **kwargs)
+        model.engine_servo = implicit_servo == "engine"
         return model
 
 

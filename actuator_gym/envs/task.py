@@ -92,7 +92,8 @@ Backends: ``backend="mujoco"`` (default; numpy actuator path, ``mujoco.batch``),
 or ``"newton"``, with ``device="cpu"`` or ``"cuda[:N]"`` (constructor / ``make`` keyword arguments;
 see ``docs/backends.md``). See ``docs/tasks.md`` for a worked example.
 
-Implicit effort mode: when a group's config has ``effort_mode="implicit"``
+Implicit effort mode: when a group's config has ``effort_mode="implicit"``, or is an
+``ImplicitActuatorCfg`` (solver-side PD, run here in the Stable-PD mode: :mod:`.task_implicit`)
 (``collection.needs_mass_matrix``), the default ``run_substeps`` fetches
 ``backend.mass_matrix_terms`` (inverse mass matrix and bias force of the current state) every
 substep and passes them to ``collection.compute``; backends without them (``mujoco_warp``,
@@ -118,6 +119,7 @@ from ..substep import SubstepEngine, TorchJointState
 from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
+from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
 from .task_conventions import LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
 from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
@@ -212,7 +214,7 @@ class BatchedTask(VectorEnv):
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         self.collection = None if not joint_cfgs else ActuatorCollection(
             joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seeds,
-            asset=MjcfJoints(self.model),
+            asset=MjcfJoints(self.model), implicit_servo=TASK_IMPLICIT_SERVO,
         )
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
@@ -221,21 +223,7 @@ class BatchedTask(VectorEnv):
         """The rotor groups (None: the task has only joint groups)."""
         self.actuators = ActuatorGroups(self.collection, self.rotors)
         """Every actuator group, both kinds: one ``reset`` / ``seed`` / ``parameters``."""
-        if self.collection is not None and self.collection.engine_servo_groups:
-            raise ValueError(
-                f"{type(self).__name__}: groups {self.collection.engine_servo_groups} are engine servos (ImplicitActuatorCfg, solver-side); "
-                "the batched task applies explicit efforts only"
-            )
-        if self.collection is not None and self.collection.needs_mass_matrix:  # Stable-PD: M^-1 and bias
-            try:
-                self.backend.mass_matrix_terms(np.arange(len(self.joint_names)))
-            except NotImplementedError as exc:
-                raise ValueError(
-                    f"{type(self).__name__}: groups {self.collection.stable_pd_groups} use "
-                    f"effort_mode='implicit', which needs the inverse mass matrix from the physics backend; "
-                    f"backend {backend!r} does not provide it ({exc}); use backend='mujoco' or "
-                    "effort_mode='explicit'"
-                ) from None
+        check_mass_matrix(self.collection, self.backend, backend, owner)  # Stable-PD and implicit groups: M^-1
         self._setup_actions()
         self._field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 

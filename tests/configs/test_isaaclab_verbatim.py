@@ -3,8 +3,9 @@
 The constants below are written as in ``isaaclab_assets`` (ANYdrive DC motor, Unitree A1 DC motor,
 Franka's implicit shoulder group, the Go1 MLP net); only ``joint_names_expr`` is re-pointed at the
 host model's joints (:func:`on`), and the Go1 net file (not downloadable) is a TorchScript MLP of
-the same architecture built here. Also: None = "from the asset", the two effort limits, joint
-properties, and run-time parameter changes.
+the same architecture built here. An implicit group is the engine servo in the wrapper and the
+Stable-PD solve of the same PD on a task (hand-checked on the Pendulum). Also: None = "from the
+asset", the two effort limits, joint properties, and run-time parameter changes.
 """
 
 import dataclasses
@@ -21,7 +22,10 @@ from torch import nn
 
 import actuator_gym as ag
 from actuator_gym import configs
+from actuator_gym.backends.base import PhysicsBackend
 from actuator_gym.backends.mujoco_asset import MjcfJoints
+from actuator_gym.backends.mujoco_batch import MujocoBatchBackend
+from actuator_gym.envs.pendulum import PendulumTask
 from actuator_gym.envs.task_joints import write_joint_properties
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
@@ -60,6 +64,10 @@ FRANKA_PANDA_SHOULDER = isaaclab(lambda: ag.ImplicitActuatorCfg(
     stiffness=80.0,
     damping=4.0,
 ))
+
+
+QUADRUPED_IMPLICIT_LEGS = isaaclab(lambda: ag.ImplicitActuatorCfg(  # a quadruped-style implicit group
+    joint_names_expr=[".*"], stiffness=25.0, damping=0.5, effort_limit_sim=33.5))
 
 
 def go1_actuator_cfg(network_file):
@@ -146,6 +154,92 @@ def test_franka_implicit_group_on_ant_is_the_engine_servo_with_the_solver_limit(
     # Isaac Lab 3.0's deprecated effort_limit on an implicit actuator is the solver limit too
     with pytest.warns(DeprecationWarning):
         assert ag.ImplicitActuatorCfg(effort_limit=12.0).joint_effort_limit == 12.0
+
+
+# -- an implicit group on a batched task: the Stable-PD solve of the same PD ------------------------
+def _rollout(task, steps=4):
+    """Observations and telemetry of a few steps toward the largest targets (obs, [tel, ...])."""
+    obs, _ = task.reset(seed=3)
+    out = [obs]
+    for _ in range(steps):
+        o, _, _, _, info = task.step(np.ones(task.action_space.shape, np.float32))
+        out.append(o)
+        out += [info["actuator"][k] for k in ("computed_effort", "applied_effort", "saturated", "power", "energy")]
+    return out
+
+
+def test_franka_implicit_group_on_the_quadruped_task_is_the_stable_pd_of_the_same_pd():
+    with pytest.warns(UserWarning, match="joint_velocity_limit is not enforced on MuJoCo"):
+        task = quadruped({"shoulder": on(FRANKA_PANDA_SHOULDER, ".*_hip_abd"), "rest": on(QUADRUPED_IMPLICIT_LEGS, ".*_(flex|knee)")})
+    c = task.collection
+    assert (c.stable_pd_groups, c.engine_servo_groups, c.needs_mass_matrix) == (["shoulder", "rest"], [], True)
+    p = task.actuator_parameters()
+    assert (p["shoulder"]["joint_effort_limit"] == 87.0).all() and (p["shoulder"]["actuator_effort_limit"] == math.inf).all()
+    assert (p["rest"]["joint_effort_limit"] == 33.5).all() and (p["rest"]["stiffness"] == 25.0).all()
+    # the same PD and solver limit written as an explicit model in the Stable-PD effort mode: bit for bit
+    twin = quadruped({"shoulder": ag.IdealPDActuatorCfg(joint_names_expr=[".*_hip_abd"], stiffness=80.0, damping=4.0,
+                                                        joint_effort_limit=87.0, effort_mode="implicit"),
+                      "rest": ag.IdealPDActuatorCfg(joint_names_expr=[".*_(flex|knee)"], stiffness=25.0, damping=0.5,
+                                                    joint_effort_limit=33.5, effort_mode="implicit")})
+    ours, ref = _rollout(task), _rollout(twin)
+    assert all(np.array_equal(a, b) for a, b in zip(ours, ref))
+    explicit = quadruped({"legs": ag.IdealPDActuatorCfg(stiffness=25.0, damping=0.5, joint_effort_limit=33.5)})
+    assert not np.array_equal(_rollout(quadruped({"legs": QUADRUPED_IMPLICIT_LEGS}))[-4], _rollout(explicit)[-4])
+
+
+def test_implicit_group_on_the_pendulum_solves_the_stable_pd_equation_per_env_at_the_solver_limit():
+    rand = {"stiffness": Uniform(0.5, 1.5, operation="scale"), "damping": Uniform(0.5, 1.5, operation="scale"),
+            "joint_effort_limit": Uniform(0.5, 1.0, operation="scale")}
+    cfg = isaaclab(lambda: ag.ImplicitActuatorCfg(joint_names_expr=["hinge"], stiffness=400.0, damping=8.0,
+                                                  effort_limit_sim=12.0, actuator_effort_limit=1e3, randomization=rand))
+    task = PendulumTask(num_envs=3, actuators={"p": cfg}, action_scale=1.0, action_offset=0.0)
+    first = []
+    task.add_substep_callback(lambda t, k: first.append(t.collection.applied_effort.numpy().copy()) if k == 0 else None)
+    task.reset(seed=5)
+    par = {k: v[:, 0].astype(np.float64) for k, v in task.actuator_parameters()["p"].items()}
+    assert len(set(par["stiffness"])) == 3 and len(set(par["joint_effort_limit"])) == 3  # drawn per env
+    assert (par["actuator_effort_limit"] == 1e3).all()  # the rated limit is a parameter apart
+    h = task.physics_dt
+    for step in (0.005, 1.0):  # inside the limit, then saturated at each env's joint_effort_limit
+        first.clear()
+        q, qd = task.backend.joint_pos()[:, 0].copy(), task.backend.joint_vel()[:, 0].copy()
+        A, b = task.backend.mass_matrix_terms([0])
+        A, b = A[:, 0, 0], b[:, 0]
+        action = (q + step).astype(np.float32)[:, None]  # absolute targets: q* = action
+        target = action[:, 0].astype(np.float64)
+        _, _, _, _, info = task.step(action)
+        # one substep of Stable-PD for a linear PD: p = h (kp (q* - q(p)) - kd qd(p)), qd(p) = qd - h A b + A p,
+        # q(p) = q + h qd(p), solved for p; then the clamp at the solver's limit
+        kp, kd, lim = par["stiffness"], par["damping"], par["joint_effort_limit"]
+        v0 = qd - h * A * b
+        tau = (kp * (target - q) - (kp * h + kd) * v0) / (1 + h * A * (kp * h + kd))
+        expected = np.clip(tau, -lim, lim)
+        assert (np.abs(tau) < lim).all() if step < 0.5 else (tau > lim).all()
+        np.testing.assert_allclose(first[0][:, 0], expected, rtol=1e-5, atol=1e-6)
+        if step > 0.5:
+            tel = info["actuator"]
+            np.testing.assert_allclose(tel["applied_effort"][:, 0], lim, rtol=1e-6)  # clamped at effort_limit_sim
+            assert tel["saturated"].all() and (tel["computed_effort"][:, 0] > lim).all()
+
+
+def test_implicit_group_on_a_task_without_the_mass_matrix_names_the_group(monkeypatch):
+    import warp  # noqa: F401  (the Warp backend must be installed: the refusal is what is tested)
+
+    cfg = ag.ImplicitActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, joint_effort_limit=3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"implicit groups \['servo'\] \(ImplicitActuatorCfg: a batched task solves "
+                                             r"their PD in the Stable-PD effort mode\).*backend 'mujoco_warp' does not provide"):
+            PendulumTask(num_envs=2, backend="mujoco_warp", actuators={"servo": cfg})
+    monkeypatch.setattr(MujocoBatchBackend, "mass_matrix_terms", PhysicsBackend.mass_matrix_terms)
+    with pytest.raises(ValueError, match=r"groups \['pd'\] use effort_mode='implicit'; implicit groups \['servo'\].*"
+                                         r"use backend='mujoco' or effort_mode='explicit' or an explicit model"):
+        quadruped({"servo": on(cfg, ".*_knee"), "pd": ag.IdealPDActuatorCfg(joint_names_expr=[".*_hip_.*"], stiffness=5.0, effort_mode="implicit")}, n=1)
+    # the config's own effort_mode stays explicit, and the consumer's choice is checked
+    with pytest.raises(ValueError, match=r"implicit_servo must be one of \['engine', 'stable_pd'\], got 'physx'"):
+        cfg.build(joint_names=["hinge"], implicit_servo="physx")
+    with pytest.raises(ValueError, match=r"ActuatorCollection: implicit_servo must be one of"):
+        ag.ActuatorCollection({"servo": cfg}, joint_names=["hinge"], implicit_servo="solver")
 
 
 def _go1_net(path):
