@@ -125,12 +125,9 @@ def _model_table() -> dict[str, type]:
         "RemotizedPD": _models.RemotizedPDActuatorCfg,
         "Implicit": _models.ImplicitActuatorCfg,
     }
-    for name, cls_name in (("ActuatorNetMLP", "ActuatorNetMLPCfg"), ("ActuatorNetLSTM", "ActuatorNetLSTMCfg")):
-        if hasattr(_models, cls_name):
-            table[name] = getattr(_models, cls_name)
-    from .actuators.net_models import ActuatorNetGRUCfg
+    from .actuators.net_models import ActuatorNetGRUCfg, ActuatorNetLSTMCfg, ActuatorNetMLPCfg
 
-    table["ActuatorNetGRU"] = ActuatorNetGRUCfg
+    table.update(ActuatorNetMLP=ActuatorNetMLPCfg, ActuatorNetLSTM=ActuatorNetLSTMCfg, ActuatorNetGRU=ActuatorNetGRUCfg)
     return table
 
 

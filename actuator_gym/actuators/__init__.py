@@ -18,15 +18,13 @@ from .limits import NetworkLimits, network_limits
 from .models import (
     ActuatorBaseCfg,
     ComposedActuatorCfg,
-    ActuatorNetLSTMCfg,
-    ActuatorNetMLPCfg,
     DCMotorCfg,
     DelayedPDActuatorCfg,
     IdealPDActuatorCfg,
     ImplicitActuatorCfg,
     RemotizedPDActuatorCfg,
 )
-from .net_models import ActuatorNetGRUCfg
+from .net_models import ActuatorNetGRUCfg, ActuatorNetLSTMCfg, ActuatorNetMLPCfg
 from .neural import DriveNeuralGRU, DriveNeuralLSTM, DriveNeuralMLP
 from .params import Param
 from .parts import (

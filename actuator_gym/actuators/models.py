@@ -13,6 +13,9 @@
 | ``RemotizedPDActuatorCfg`` | Delay -> DrivePD -> ClampingPositionBased(joint_parameter_lookup) |
 | ``ImplicitActuatorCfg``    | solver-side PD: the engine's servo, or Stable-PD on tasks |
 
+The actuator-network configs (``ActuatorNetMLPCfg``, ``ActuatorNetLSTMCfg``, ``ActuatorNetGRUCfg``)
+are in :mod:`.net_models`.
+
 ``joint_effort_limit`` (Isaac Lab's ``effort_limit_sim``), when given, adds a last
 ``ClampingMaxEffort``: the solver's limit, a parameter apart from ``actuator_effort_limit``. Fields
 set to None take the asset's values at build (``build(..., asset=)``, :mod:`.asset`); every Isaac
@@ -46,7 +49,6 @@ from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositi
 from .delay import MAX_DELAY, Delay
 from .drives import Drive, DrivePD
 from .implicit import ImplicitOptions
-from .neural import DriveNeuralLSTM, DriveNeuralMLP
 from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
 
 __all__ = [
@@ -56,8 +58,6 @@ __all__ = [
     "DelayedPDActuatorCfg",
     "RemotizedPDActuatorCfg",
     "ImplicitActuatorCfg",
-    "ActuatorNetMLPCfg",
-    "ActuatorNetLSTMCfg",
     "DELAY_ALIASES",
     "IMPLICIT_SERVOS",
 ]
@@ -544,68 +544,3 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
 # ---------------------------------------------------------------------------------------------
 # Learned actuators (neural drive -> DC-motor clamp with the current qd); see neural.py
 # ---------------------------------------------------------------------------------------------
-@dataclass(kw_only=True)
-class NetworkFileFields:
-    """The checkpoint fields of every actuator-network config (MLP, LSTM, GRU)."""
-
-    _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
-    network_file: str | None = None
-    """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
-    ``allow_unsafe_checkpoint=True``)."""
-    allow_unsafe_checkpoint: bool = False
-    """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
-    Set it only for files you trust."""
-
-
-@dataclass(kw_only=True)
-class _ActuatorNetCfg(NetworkFileFields, DCMotorCfg):
-    _ASSET_FIELDS = ("actuator_effort_limit", "actuator_velocity_limit")  # stiffness / damping: unused
-
-    def _drive(self):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def recipe(self):
-        if self.network_file is None:
-            raise ValueError(f"{type(self).__name__}: network_file is required (path of the actuator network)")
-        r = super().recipe()
-        r["drive"] = self._drive()
-        r["aliases"] = {k: v for k, v in r["aliases"].items() if k not in _PD_ALIASES}
-        return r
-
-
-@dataclass(kw_only=True)
-class ActuatorNetMLPCfg(_ActuatorNetCfg):
-    """MLP over a joint history (``DriveNeuralMLP``) followed by the DC-motor clamp
-    (``saturation_effort``, ``actuator_velocity_limit``, ``actuator_effort_limit``; current qd).
-    ``stiffness`` / ``damping`` are unused. Fields left ``None`` come from the checkpoint's metadata."""
-
-    pos_scale: float | None = None
-    """[1/rad]: scale of the position-error inputs (default 1)."""
-    vel_scale: float | None = None
-    """[s/rad]: scale of the velocity inputs (default 1)."""
-    torque_scale: float | None = None
-    """[N·m]: scale of the network output (default 1)."""
-    input_order: str | None = None
-    """``"pos_vel"`` or ``"vel_pos"``: which block comes first in the input row."""
-    input_idx: list[int] | None = None
-    """[substeps]: history indices, 0 = current substep (e.g. ``[0, 2, 4]``)."""
-
-    def _drive(self):
-        return DriveNeuralMLP(
-            self.network_file,
-            input_order=self.input_order,
-            input_idx=self.input_idx,
-            pos_scale=self.pos_scale,
-            vel_scale=self.vel_scale,
-            torque_scale=self.torque_scale,
-            allow_unsafe_checkpoint=self.allow_unsafe_checkpoint,
-        )
-
-
-@dataclass(kw_only=True)
-class ActuatorNetLSTMCfg(_ActuatorNetCfg):
-    """LSTM actuator net (``DriveNeuralLSTM``, inputs ``[q* - q, qd]``) followed by the DC-motor clamp
-    with the current qd. ``stiffness`` / ``damping`` are unused."""
-
-    def _drive(self):
-        return DriveNeuralLSTM(self.network_file, allow_unsafe_checkpoint=self.allow_unsafe_checkpoint)

@@ -1,4 +1,8 @@
-"""Isaac Lab 3.0's GRU actuator net, :class:`ActuatorNetGRUCfg`, built from our parts.
+"""The actuator-network configs, each a recipe of our parts: Isaac Lab's :class:`ActuatorNetMLPCfg`
+and :class:`ActuatorNetLSTMCfg` (network + DC-motor clamp) and Isaac Lab 3.0's GRU net,
+:class:`ActuatorNetGRUCfg`; all share :class:`NetworkFileFields` (the checkpoint and its opt-in).
+
+GRU:
 
     cfg = ActuatorNetGRUCfg(joint_names_expr=[".*_knee"], network_file="gru.pt", allow_unsafe_checkpoint=True,
                             pos_error_normalization=(0.0, 0.2), vel_normalization=(0.0, 8.0),
@@ -29,10 +33,10 @@ import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
-from .models import IdealPDActuatorCfg, NetworkFileFields
-from .neural import DriveNeuralGRU
+from .models import _PD_ALIASES, DCMotorCfg, IdealPDActuatorCfg
+from .neural import DriveNeuralGRU, DriveNeuralLSTM, DriveNeuralMLP
 
-__all__ = ["ActuatorNetGRUCfg", "GRU_STD_FLOOR", "GRU_INPUTS"]
+__all__ = ["NetworkFileFields", "ActuatorNetMLPCfg", "ActuatorNetLSTMCfg", "ActuatorNetGRUCfg", "GRU_STD_FLOOR", "GRU_INPUTS"]
 
 GRU_STD_FLOOR = 1e-8
 """Smallest normalization std (Isaac Lab's ``_GRU_STD_FLOOR``); smaller ones are raised to it, with a warning."""
@@ -47,10 +51,77 @@ NormStats = Sequence[float]
 
 
 @dataclass(kw_only=True)
+class NetworkFileFields:
+    """The checkpoint fields of every actuator-network config (MLP, LSTM, GRU)."""
+
+    _no_stable_pd = "a learned actuator network has no implicit (Stable-PD) form"
+    network_file: str | None = None
+    """Path of the checkpoint (ONNX with metadata, weights .npz; TorchScript / .pt2 / pickle only with
+    ``allow_unsafe_checkpoint=True``)."""
+    allow_unsafe_checkpoint: bool = False
+    """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
+    Set it only for files you trust."""
+
+
+@dataclass(kw_only=True)
+class _ActuatorNetCfg(NetworkFileFields, DCMotorCfg):
+    _ASSET_FIELDS = ("actuator_effort_limit", "actuator_velocity_limit")  # stiffness / damping: unused
+
+    def _drive(self):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def recipe(self):
+        if self.network_file is None:
+            raise ValueError(f"{type(self).__name__}: network_file is required (path of the actuator network)")
+        r = super().recipe()
+        r["drive"] = self._drive()
+        r["aliases"] = {k: v for k, v in r["aliases"].items() if k not in _PD_ALIASES}
+        return r
+
+
+@dataclass(kw_only=True)
+class ActuatorNetMLPCfg(_ActuatorNetCfg):
+    """MLP over a joint history (``DriveNeuralMLP``) followed by the DC-motor clamp
+    (``saturation_effort``, ``actuator_velocity_limit``, ``actuator_effort_limit``; current qd).
+    ``stiffness`` / ``damping`` are unused. Fields left ``None`` come from the checkpoint's metadata."""
+
+    pos_scale: float | None = None
+    """[1/rad]: scale of the position-error inputs (default 1)."""
+    vel_scale: float | None = None
+    """[s/rad]: scale of the velocity inputs (default 1)."""
+    torque_scale: float | None = None
+    """[N·m]: scale of the network output (default 1)."""
+    input_order: str | None = None
+    """``"pos_vel"`` or ``"vel_pos"``: which block comes first in the input row."""
+    input_idx: list[int] | None = None
+    """[substeps]: history indices, 0 = current substep (e.g. ``[0, 2, 4]``)."""
+
+    def _drive(self):
+        return DriveNeuralMLP(
+            self.network_file,
+            input_order=self.input_order,
+            input_idx=self.input_idx,
+            pos_scale=self.pos_scale,
+            vel_scale=self.vel_scale,
+            torque_scale=self.torque_scale,
+            allow_unsafe_checkpoint=self.allow_unsafe_checkpoint,
+        )
+
+
+@dataclass(kw_only=True)
+class ActuatorNetLSTMCfg(_ActuatorNetCfg):
+    """LSTM actuator net (``DriveNeuralLSTM``, inputs ``[q* - q, qd]``) followed by the DC-motor clamp
+    with the current qd. ``stiffness`` / ``damping`` are unused."""
+
+    def _drive(self):
+        return DriveNeuralLSTM(self.network_file, allow_unsafe_checkpoint=self.allow_unsafe_checkpoint)
+
+
+@dataclass(kw_only=True)
 class ActuatorNetGRUCfg(NetworkFileFields, IdealPDActuatorCfg):
     """GRU actuator net predicting the total joint effort (Isaac Lab's ``ActuatorNetGRUCfg``),
     clipped to ``+-actuator_effort_limit`` (module doc). Fields as Isaac Lab's; ``network_file`` /
-    ``allow_unsafe_checkpoint`` as every network config's (:class:`~.models.NetworkFileFields`)."""
+    ``allow_unsafe_checkpoint`` as every network config's (:class:`NetworkFileFields`)."""
     position_normalization: NormStats | None = None
     """``(mean, std)`` [rad] of the joint-position input, ``(q - mean) / std``; None: identity (or the checkpoint's metadata)."""
     pos_error_normalization: NormStats | None = None

@@ -62,7 +62,8 @@ import numpy as np
 
 from .._checks import check_bool, check_interval, check_real
 from .._math import quat_to_rotmat
-from ..actuators.models import ActuatorNetMLPCfg, DCMotorCfg, IdealPDActuatorCfg
+from ..actuators.models import DCMotorCfg, IdealPDActuatorCfg
+from ..actuators.net_models import ActuatorNetMLPCfg
 from .task import BatchedTask, TaskCfg
 from .task_cfg import check_nested_cfg, check_real_fields
 
