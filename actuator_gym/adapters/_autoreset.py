@@ -171,7 +171,22 @@ def env_info(info: dict, i: int, skip: tuple[str, ...] = ()) -> dict:
     return out
 
 
-class SameStepAutoreset(VectorWrapper):
+class ForwardCalls:
+    """``call`` / ``get_attr`` / ``set_attr`` of a Gymnasium ``VectorWrapper``, reaching the base vector
+    env's sub-environments (``env.unwrapped``: Gymnasium's ``VectorWrapper`` does not forward them, and
+    they act on sub-environments, not on the wrappers between; skrl's trainers ``call("render")``)."""
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        return self.env.unwrapped.call(name, *args, **kwargs)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        return self.env.unwrapped.get_attr(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        self.env.unwrapped.set_attr(name, values)
+
+
+class SameStepAutoreset(ForwardCalls, VectorWrapper):
     """View of a vector env with ``AutoresetMode.SAME_STEP`` semantics, whatever the env's own mode.
 
     After ``step`` the observation of every finished sub-environment (``terminated | truncated``) is

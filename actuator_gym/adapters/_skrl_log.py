@@ -13,9 +13,10 @@ import torch
 from gymnasium.vector import VectorWrapper
 
 from ..episode_stats import episode_record, log_values
+from ._autoreset import ForwardCalls
 
 
-class SkrlEpisodeInfo(VectorWrapper):
+class SkrlEpisodeInfo(ForwardCalls, VectorWrapper):
     """``infos["episode"][tag]``: scalar tensors of the mean actuator statistics of the episodes that
     ended in this step (module doc); everything else passes through."""
 

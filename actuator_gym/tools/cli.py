@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -472,6 +473,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("actuator-gym: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `actuator-gym list | head`: the reader left; as other Unix tools, stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit must not raise again
+        return 141
     except Exception as exc:  # noqa: BLE001 - one line for the user, traceback with --debug
         if args.debug:
             raise

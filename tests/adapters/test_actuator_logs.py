@@ -168,7 +168,7 @@ def test_skrl_trainer_tracks_actuator_statistics(tmp_path):
     models = skrl_ppo_models(env, hidden=None)
     agent = PPO(models=models, memory=RandomMemory(memory_size=16, num_envs=4, device="cpu"),
                 observation_space=env.observation_space, action_space=env.action_space, device="cpu", cfg=cfg)
-    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 4 * EPISODE, "headless": True,
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": 4 * EPISODE, "headless": False,
                                                             "disable_progressbar": True,
                                                             "close_environment_at_exit": False})
     trainer.train()

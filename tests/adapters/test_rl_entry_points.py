@@ -123,7 +123,7 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
         return record(**kw)
 
     agent.record_transition = spy
-    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": True,
+    trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": False,
                                                            "disable_progressbar": True,
                                                            "close_environment_at_exit": False})
     with caplog.at_level(logging.WARNING, logger="actuator_gym"):

@@ -111,3 +111,21 @@ def test_every_task_class_lists_vector_env_as_a_direct_base():
         assert MyPendulum.__mro__[:4] == (MyPendulum, PendulumTask, BatchedTask, VectorEnv)
     finally:
         del gym.registry["test_conventions/MyPendulum-v0"]
+
+
+def test_call_get_attr_set_attr_as_sync_vector_env():
+    """skrl's trainers call env.call("render") every step; Gymnasium's SyncVectorEnv answers one result
+    per sub-env. The batch is one object: other names give its one attribute to every env."""
+    task = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=3)
+    assert task.call("render") == (None, None, None)  # no render_mode
+    assert task.get_attr("dt") == (task.unwrapped.dt,) * 3
+    params = task.call("actuator_parameters")
+    assert len(params) == 3 and params[0] is params[2]
+    task.set_attr("render_env_ids", [(1,), (1,), (1,)])
+    assert task.unwrapped.render_env_ids == (1,)
+    with pytest.raises(ValueError, match="one object"):
+        task.set_attr("render_env_ids", [(0,), (1,), (2,)])
+    assert task.unwrapped.render_env_ids == (1,)  # nothing changed
+    shown = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, render_mode="rgb_array", render_width=32, render_height=24)
+    frames = shown.call("render")
+    assert len(frames) == 2 and all(f.shape == (24, 32, 3) for f in frames)

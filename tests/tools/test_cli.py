@@ -236,3 +236,19 @@ def test_unsafe_checkpoint_trust_comes_only_from_the_flag(tmp_path, conformance_
     assert main(["train", "--experiment", str(exp), "--out", str(tmp_path)]) == 2
     assert "--allow-unsafe-checkpoint" in capsys.readouterr().err
     assert main(["train", "--experiment", str(exp), "--allow-unsafe-checkpoint", "--out", str(tmp_path)]) == 0
+
+
+def test_list_into_a_closed_pipe_stops_quietly():
+    """`actuator-gym list | head -1`: the reader has gone; no error message, exit status 141 (SIGPIPE's)."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before anything is written
+    try:
+        p = subprocess.run([sys.executable, "-m", "actuator_gym", "list"], stdout=w, stderr=subprocess.PIPE, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 141, p.stderr
+    assert b"error" not in p.stderr.lower(), p.stderr
