@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["EpisodeStats", "EPISODE_STATS", "EPISODE_INFO_KEY", "ALL_JOINTS", "LOG_PREFIX", "log_values",
-           "episode_record"]
+           "episode_record", "with_episode_scalars"]
 
 EPISODE_INFO_KEY = "actuator_episode"
 """The ``info`` key of the episode record (vector envs: ``{group: {stat: (num_envs,)}}`` with Gymnasium's
@@ -219,3 +219,21 @@ def log_values(record: Mapping[str, Any], mask: np.ndarray | None = None) -> dic
             if keep.any():
                 out[f"{LOG_PREFIX}/{g}/{s}"] = v[keep]
     return out
+
+
+def with_episode_scalars(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` with, in a step where episodes ended, ``info["episode"][tag]`` = the mean over those
+    episodes of each :func:`log_values` tag as a one-element torch tensor: what skrl's trainers track
+    (``environment_info="episode"``: every one-element tensor there goes to ``track_data`` and
+    TensorBoard). Other steps: ``info`` unchanged."""
+    record, ended = episode_record(info)
+    values = log_values(record, ended) if record is not None else {}
+    if not values:
+        return info
+    import torch
+
+    info = dict(info)
+    episode = dict(info.get("episode") or {})
+    episode.update({tag: torch.tensor(float(v.mean())) for tag, v in values.items()})
+    info["episode"] = episode
+    return info

@@ -9,10 +9,9 @@ to ``infos["episode"]`` as a scalar tensor (the record itself stays in ``info["f
 
 from __future__ import annotations
 
-import torch
 from gymnasium.vector import VectorWrapper
 
-from ..episode_stats import episode_record, log_values
+from ..episode_stats import with_episode_scalars
 from ._autoreset import ForwardCalls
 
 
@@ -22,12 +21,4 @@ class SkrlEpisodeInfo(ForwardCalls, VectorWrapper):
 
     def step(self, actions):
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        record, ended = episode_record(info)
-        if record is not None:
-            values = log_values(record, ended)
-            if values:
-                info = dict(info)
-                episode = dict(info.get("episode") or {})
-                episode.update({tag: torch.tensor(float(v.mean())) for tag, v in values.items()})
-                info["episode"] = episode
-        return obs, rewards, terminated, truncated, info
+        return obs, rewards, terminated, truncated, with_episode_scalars(info)

@@ -111,7 +111,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import check_bool, check_num_envs, is_int, real_array
 from ..collection import ActuatorCollection
-from ..episode_stats import EpisodeStats
+from ..episode_stats import EpisodeStats, with_episode_scalars
 from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
@@ -241,6 +241,8 @@ class BatchedTask(VectorEnv):
         self.episode_stats = EpisodeStats.of(n, self.collection, self.rotors)  # info["actuator_episode"]
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset = np.zeros(n, dtype=bool)
+        self.skrl_episode_info = False
+        """Add skrl's ``info["episode"]`` scalars (set when skrl's wrapper resets the task: task_conventions)."""
         self.parameters_changed = np.zeros(n, dtype=bool)
         """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
         self.streams, self._field_streams = (EnvStreams(n, derive_seeds(seeds, t), owner=owner) for t in (TASK_STREAM, FIELD_STREAM))
@@ -413,6 +415,8 @@ class BatchedTask(VectorEnv):
                 self._reset_envs(np.flatnonzero(done))
                 obs = self._observe_checked()
                 info = with_finals(self._info(stepped=stepped, reset=done), final_obs, final_info, done)
+                if self.skrl_episode_info:  # stepped by skrl's own wrapper: its trainers track info["episode"]
+                    info = with_episode_scalars(info)
         else:  # DISABLED: ended envs must be reset before their next step
             obs = self._observe_checked()
             self._autoreset = term | trunc

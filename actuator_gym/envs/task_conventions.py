@@ -18,7 +18,9 @@ view):
 
   - skrl's Gymnasium wrapper resets a vector env once and then feeds the observation of every
     ``step`` straight into the next action (SAME_STEP semantics): the task switches itself to
-    ``AutoresetMode.SAME_STEP``.
+    ``AutoresetMode.SAME_STEP``, and adds the finished episodes' actuator statistics to
+    ``info["episode"]`` as the scalar tensors skrl's trainers track
+    (:func:`~actuator_gym.episode_stats.with_episode_scalars`).
   - torchrl's ``GymWrapper`` reads a vector env's info with a reader that takes only flat entries
     (a nested dict becomes a leaf spec and its check fails): the task's info becomes flat, one
     ``"actuator/computed_effort"``-style key (with its ``"_..."`` mask) per nested entry
@@ -119,6 +121,8 @@ def adopt_caller_conventions(task: Any) -> None:
     while frame is not None and frame.f_locals.get("self") is task:
         frame = frame.f_back
     caller = frame.f_globals.get("__name__") if frame is not None else None
+    if caller in SKRL_GYMNASIUM_WRAPPERS:
+        task.skrl_episode_info = True  # the episode statistics as skrl's trainers track them
     if caller in SKRL_GYMNASIUM_WRAPPERS and task.autoreset_mode != AutoresetMode.SAME_STEP:
         logger.warning(
             "%s: reset by skrl's GymnasiumWrapper, which feeds step()'s observation straight into the next "

@@ -123,6 +123,9 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
         return record(**kw)
 
     agent.record_transition = spy
+    tracked = []  # (tag, value) the trainer tracks from infos["episode"] (what reaches TensorBoard)
+    track = agent.track_data
+    agent.track_data = lambda tag, value: (tracked.append((tag, value)), track(tag, value))[1]
     trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": False,
                                                            "disable_progressbar": True,
                                                            "close_environment_at_exit": False})
@@ -145,4 +148,9 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
     # the state skrl acts on next is the obs step() returned: after an episode end, a fresh episode
     for k in range(timesteps - 1):
         assert torch.equal(recorded[k + 1]["observations"], recorded[k]["next_observations"])
+    # the actuator statistics reach skrl's tracking without our adapter: one value per episode end
+    energy = [v for tag, v in tracked if tag == "Episode_Actuator/pendulum/energy"]
+    assert len(energy) == timesteps // episode and all(v > 0 for v in energy)
+    fraction = [v for tag, v in tracked if tag == "Episode_Actuator/all_joints/saturated_fraction"]
+    assert len(fraction) == timesteps // episode and all(0.0 <= v <= 1.0 for v in fraction)
     env.close()
