@@ -16,6 +16,15 @@ Consumers differ only in where the state lives (``state``: a backend, or an adap
 physics advances (``advance``: ``backend.step``, or the wrapped env's own ``mj_step`` loop, which
 calls :meth:`SubstepEngine.substep` as its per-substep hook).
 
+Native execution (``execution="native"``, docs/native.md) is the second way the engine runs the
+groups: the groups were compiled into the engine's own actuators (:class:`NativeGroups`, e.g.
+:class:`~actuator_gym.backends.mujoco_native.NativeActuators`), so a control step is
+:meth:`SubstepEngine.advance_native`: write the targets into the engine's controls once, advance
+all ``S`` substeps in one engine call, read the last substep's efforts back. No Python runs per
+substep, so the power of the substeps before the last is not seen: ``power`` is exact (the last
+substep's ``actuator_force * actuator_velocity``), ``mean_power`` and ``energy`` hold it over the
+control step (``energy = |power| * S * physics_dt``, the rectangle rule on the last substep).
+
 Telemetry (:data:`TELEMETRY`) is defined here once; the wrapper, the single task env and the
 vector env report the same keys with the same meaning: the instantaneous keys are those of the
 **last** substep of the control step, ``energy`` and ``mean_power`` cover **all** its substeps.
@@ -28,7 +37,7 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 import torch
 
-__all__ = ["JointState", "SubstepParticipant", "TorchJointState", "StepTelemetry", "SubstepEngine", "TELEMETRY",
+__all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "SubstepEngine", "TELEMETRY",
            "graph_capturable"]
 
 TELEMETRY: dict[str, str] = {
@@ -80,6 +89,17 @@ class SubstepParticipant(Protocol):
     """
 
     def substep(self, k: int) -> None: ...
+
+
+class NativeGroups(Protocol):
+    """Joint groups compiled into the physics engine's own actuators (native execution)."""
+
+    def write_commands(self, pos: Any, vel: Any, eff: Any) -> None:
+        """The control step's targets ``(num_joints,)`` (collection order) into the engine's controls."""
+
+    def telemetry(self, computed: Any, applied: Any, qd: Any, substeps: int) -> None:
+        """The last substep's commanded and applied efforts and the velocity the actuators read,
+        written into ``(num_joints,)`` collection-order buffers (``substeps``: in this control step)."""
 
 
 class TorchJointState:
@@ -222,6 +242,8 @@ class SubstepEngine:
         capture: ``"auto"`` replays the actuator part from a CUDA graph when the collection allows
             it (``backends/_warp.py`` ``graph_capturable``) and the state lives on a CUDA device;
             ``False`` never captures (CPU always runs eagerly).
+        native: the groups compiled into the engine's own actuators (:class:`NativeGroups`); then a
+            control step is :meth:`advance_native` (numpy state, no participants).
 
     ``substep(k)`` is the per-substep work (the wrapper installs it as the env's substep hook);
     ``run(advance)`` is the whole control step for consumers that advance the physics themselves;
@@ -237,6 +259,7 @@ class SubstepEngine:
         *,
         participants: Sequence[SubstepParticipant] = (),
         capture: Any = False,
+        native: NativeGroups | None = None,
     ):
         self.collection, self.state = collection, state
         self.dt = float(physics_dt)
@@ -266,6 +289,28 @@ class SubstepEngine:
                        and isinstance(self._applied, np.ndarray))
         if self._plain:  # the common CPU case: the same steps, without the branches (hot path)
             self.substep = self._plain_substep()
+        self.native = native
+        if native is not None:
+            if self.participants or not isinstance(self._applied, np.ndarray):
+                raise ValueError("SubstepEngine: native groups run on numpy state without participants")
+            tc = collection.target_command
+            self._targets = tuple(x.numpy()[0] for x in (tc.position, tc.velocity, tc.effort))
+            self._qd_last = np.zeros(collection.num_joints)
+
+    def advance_native(self, advance: Callable[[int], None]) -> None:
+        """The control step of native groups (module doc): targets into the engine's controls,
+        ``advance(num_substeps)`` (all substeps in one engine call), the last substep's efforts
+        back; the power row of the last substep stands for all of them."""
+        native, n = self.native, self.num_substeps
+        native.write_commands(*self._targets)
+        advance(n)
+        applied = self._applied[0]
+        native.telemetry(self._computed[0], applied, self._qd_last, n)
+        rows = self.telemetry_rows.rows
+        np.multiply(applied, self._qd_last, out=rows[n - 1, 0])
+        rows[: n - 1] = rows[n - 1]
+        self.telemetry_rows.substeps = n
+        self._substeps = n
 
     def resize(self, num_substeps: int) -> None:
         """Change the substeps per control step (a wrapped env whose ``frame_skip`` changed)."""

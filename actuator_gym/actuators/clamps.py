@@ -44,6 +44,11 @@ class ClampingMaxEffort(Clamping):
     PARAMS = {"max_effort": (math.inf, NONNEG)}
     GRAPH_SAFE = True
     STATEFUL = False
+    NATIVE_FORM = "forcerange"
+
+    def to_mujoco(self, compiler: Any) -> Any:
+        """The actuator's ``forcerange = ±max_effort`` (``forcelimited`` off where it is +inf)."""
+        return compiler.form("forcerange", self, limit="max_effort")
 
     def __init__(self, max_effort: Any = math.inf):
         super().__init__(max_effort=max_effort)
@@ -95,6 +100,12 @@ class ClampingDCMotor(Clamping):
     }
     GRAPH_SAFE = True
     STATEFUL = False
+    NATIVE_FORM = "dcmotor"
+
+    def to_mujoco(self, compiler: Any) -> Any:
+        """MuJoCo's ``dcmotor`` with ``K = 1``, ``Vmax = velocity_limit``, ``R = velocity_limit /
+        saturation_effort`` and ``saturation = effort_limit``: the same four-quadrant envelope."""
+        return compiler.form("dcmotor", self, stall="saturation_effort", noload="velocity_limit", limit="effort_limit")
 
     def __init__(self, saturation_effort: Any, velocity_limit: Any, effort_limit: Any = math.inf):
         if saturation_effort is None or velocity_limit is None:

@@ -46,6 +46,13 @@ class Delay(Part):
     GRAPH_SAFE = True  # on the torch path only: see graph_safe
     STATEFUL = True  # the command history and the substeps counted since each env's reset
     _device_indexed = False  # set at bind: the torch path keeps every index on the device
+    NATIVE_FORM = "delay"
+
+    def to_mujoco(self, compiler: Any) -> Any:
+        """MuJoCo's control history: ``nsample = max_delay``, ``delay = (L - 0.5) * timestep`` per
+        joint (the half step keeps the zero-order hold on substep ``k - L`` however ``data.time``
+        rounds), filled with the first command after every reset."""
+        return compiler.form("delay", self, fixed={"max_delay": int(self.max_delay)}, lag="delay_steps")
 
     def __init__(
         self,

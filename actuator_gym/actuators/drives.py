@@ -39,6 +39,13 @@ class DrivePD(Drive):
     PARAMS = {"kp": (0.0, GAIN), "kd": (0.0, GAIN), "const_effort": (0.0, FINITE)}
     GRAPH_SAFE = True
     STATEFUL = False
+    NATIVE_FORM = "pid"
+
+    def to_mujoco(self, compiler: Any) -> Any:
+        """MuJoCo's PID-gain actuator with ``ki = 0``: ``general gaintype="pid" biastype="affine"``,
+        ``biasprm = (const_effort, -kp, -kd)``, ``input="pos vel ff"`` (or the torque-space
+        controller of a ``dcmotor`` when a DC-motor clamp follows)."""
+        return compiler.form("pid", self, kp="kp", kd="kd", bias="const_effort")
 
     def __init__(self, kp: Any = 0.0, kd: Any = 0.0, const_effort: Any = 0.0):
         super().__init__(kp=kp, kd=kd, const_effort=const_effort)
@@ -79,6 +86,13 @@ class DrivePID(DrivePD):
     PARAMS = {**DrivePD.PARAMS, "ki": (0.0, GAIN), "integral_max": (math.inf, NONNEG)}
     GRAPH_SAFE = True  # the integral is a tensor updated in place
     STATEFUL = True  # the integral
+    NATIVE_FORM = "pid"
+
+    def to_mujoco(self, compiler: Any) -> Any:
+        """``general gaintype="pid" dyntype="pid" biastype="affine" gainprm="ki" biasprm="const -kp
+        -kd" actearly="true"`` with ``actrange = ±integral_max``: our integral and anti-windup exactly
+        (the ``pid`` shortcut's conditional anti-windup differs)."""
+        return compiler.form("pid", self, kp="kp", kd="kd", bias="const_effort", ki="ki", imax="integral_max")
 
     def __init__(self, kp: Any = 0.0, ki: Any = 0.0, kd: Any = 0.0, integral_max: Any = math.inf, const_effort: Any = 0.0):
         Part.__init__(self, kp=kp, ki=ki, kd=kd, integral_max=integral_max, const_effort=const_effort)

@@ -58,7 +58,9 @@ class Part:
     NATIVE_FORM: ClassVar[str] = "none"
     """Which of MuJoCo 4's own actuator elements can run this part inside the engine (e.g.
     ``"dcmotor"``, ``"pid"``, ``"delay"``); ``"none"`` (the default): the part runs in the runtime
-    and its effort reaches the engine as a generalized force. No part declares one yet."""
+    and its effort reaches the engine as a generalized force. Declared by ``DrivePD`` / ``DrivePID``
+    (``"pid"``), ``ClampingMaxEffort`` (``"forcerange"``), ``ClampingDCMotor`` (``"dcmotor"``) and
+    ``Delay`` (``"delay"``); compiled by :mod:`actuator_gym.backends.mujoco_native`."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -105,8 +107,10 @@ class Part:
 
     def to_mujoco(self, compiler: Any) -> Any:
         """This bound part in MuJoCo 4's own actuator vocabulary (``<dcmotor>``, ``general`` with
-        PID gains, ``nsample`` / ``delay``), for ``compiler`` (the MuJoCo backend's native-actuator
-        builder), or None: no native form (the default; :attr:`native_form` is ``"none"``)."""
+        PID gains, ``nsample`` / ``delay``), for ``compiler``
+        (:class:`~actuator_gym.backends.mujoco_native.NativeCompiler`: a part returns
+        ``compiler.form(kind, self, **{native field: parameter name})``), or None: no native form
+        (the default; :attr:`native_form` is ``"none"``)."""
         return None
 
     # -- construction values ----------------------------------------------------------------

@@ -43,6 +43,7 @@ from ..episode_stats import EPISODE_INFO_KEY, EpisodeStats
 from ..groups import ActuatorGroups, split_groups
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
+from .native_execution import WrapperNative
 from .protocol import substep_hook_env
 from .rotor_groups import env_rotor_groups
 
@@ -107,6 +108,12 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             drive, in actuator order. Candidates in no group stay passive (zero effort, a warning).
         initial_thrust: rotor groups only: each rotor's thrust [N] at reset, a number or
             ``{group: number}``; None = idle (see :mod:`actuator_gym.wrappers.rotor_groups`).
+        execution: ``"explicit"`` (default: the runtime computes the efforts at every substep and
+            writes them as generalized forces), ``"native"`` (every group compiled into MuJoCo's own
+            actuators, stepped in one ``mj_step`` call per control step; a group with no exact
+            native form is a ``ValueError`` naming it and why) or ``"auto"`` (native when the model
+            integrates with Euler and every group has a native form, explicit otherwise). See
+            docs/native.md; :attr:`execution` is what runs.
 
     The action vector covers the driven joints (candidates claimed by a group) in candidate order;
     :attr:`joint_names` lists them, and every telemetry array follows that order. With rotor groups
@@ -128,17 +135,21 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         joints: Sequence[str] | None = None,
         initial_thrust: Any = None,
         normalize_actions: bool | None = None,
+        execution: str = "explicit",
     ):
         gym.utils.RecordConstructorArgs.__init__(
             self, actuators=actuators, action_mode=action_mode, action_scale=action_scale,
             action_offset=action_offset, joints=joints, initial_thrust=initial_thrust,
-            normalize_actions=normalize_actions,
+            normalize_actions=normalize_actions, execution=execution,
         )
         gym.Wrapper.__init__(self, env)
         if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
             raise ValueError(f"ActuatorWrapper: action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         self.action_mode = action_mode
         self._closed = False
+        self._native = None
+        self.execution = "explicit"
+        """What runs: ``"explicit"`` or ``"native"`` (``execution="auto"`` resolved)."""
         _refuse_stacking(env)
         self._sim = substep_hook_env(env)
         if getattr(self._sim, "has_substep_hook", lambda: False)():
@@ -159,6 +170,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             if normalize_actions is False:
                 raise ValueError("ActuatorWrapper: normalize_actions=False applies to joint groups; rotor actions are "
                                  "thrust commands in [-1, 1] mapped onto each group's thrust_range")
+            if execution != "explicit":
+                raise ValueError(f"ActuatorWrapper: execution={execution!r} applies to joint groups; rotor groups run "
+                                 "explicitly (execution='explicit')")
             self._init_rotor_groups(joint_cfgs, rotor_cfgs, joints, action_scale, action_offset, initial_thrust)
             return
         if initial_thrust is not None:
@@ -212,6 +226,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                         if self.collection.engine_servo_groups else None)
         property_writes = plan_joint_properties(model, actuators, model_order, "ActuatorWrapper")
         self._setup_action_space(action_scale, action_offset, env_acts, normalized)
+        native = WrapperNative(self._sim, self.collection, model, data, model_order, execution)
+        if native.active:  # the groups run in the native model: the state lives there
+            self._native, self.execution = native, "native"
+            self.backend, data = native.backend, native.data
 
         # -- hot-path buffers ----------------------------------------------------------------
         c = self.collection
@@ -222,7 +240,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._dt = float(self.backend.physics_dt)
         self._tel_cols = (0, self._cols_idx)  # env 0, the driven joints in action order
         self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
-                                    participants=[self._servos] if self._servos else [])
+                                    participants=[self._servos] if self._servos else [],
+                                    native=self._native.actuators if self._native else None)
         """The substep engine (:mod:`actuator_gym.substep`) run at each of the env's substeps."""
         self._finish_setup()
         self._reset_targets()
@@ -230,7 +249,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self._servos:
             self._servos.configure()
         apply_joint_properties(property_writes)
-        self._sim.set_substep_hook(self._substep)
+        if self._native:
+            self._native.install(self.engine)
+        else:
+            self._sim.set_substep_hook(self._substep)
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -468,6 +490,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
             self.groups.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
         self.groups.reset()
+        if self._native:
+            self._native.reset()
         self.episode_stats.reset()
         for g in self._randomized:
             self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.groups[g].parameters().items()}
@@ -491,6 +515,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._param_cache[group] = {k: v[0].numpy().copy() for k, v in self.groups[group].parameters().items()}
         if self._servos:
             self._servos.apply_gains()
+        if self._native:
+            self._native.parameters_changed()
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays) for this episode."""
@@ -504,6 +530,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._closed = True
         try:
             self._sim.set_substep_hook(None)
+            if self._native:
+                self._native.uninstall()
             for g in self.rotors or ():
                 clear = getattr(self.rotors.group(g).writer, "clear", None)
                 if clear is not None:

@@ -19,6 +19,14 @@ Gymnasium's ``MujocoEnv`` (InvertedPendulum, Reacher, Hopper, HalfCheetah, Walke
 substep, so RK4 models stay RK4) followed by ``mj_rnePostConstraint`` as Gymnasium does. That is a
 private method, hence the ``gymnasium>=1.0,<2`` pin; the wrapper checks at every step that the
 hook ran ``frame_skip`` times and raises otherwise.
+
+Native execution (docs/native.md) needs two more things of a Gymnasium ``MujocoEnv``, both on the
+env instance and undone by :meth:`GymnasiumMujocoAdapter.restore_model`:
+:meth:`GymnasiumMujocoAdapter.model_spec` (an ``MjSpec`` of the env's XML file) and
+:meth:`GymnasiumMujocoAdapter.install_model` (the env, its renderer and its ``do_simulation`` use
+the model with the native actuators appended; the env's own controls keep their addresses, and
+``do_simulation`` checks the env's action against their count), with
+:meth:`GymnasiumMujocoAdapter.set_step_hook` running all the substeps of a step in one call.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import mujoco
+import numpy as np
 
 __all__ = ["SubstepHook", "SubstepHookEnv", "GymnasiumMujocoAdapter", "substep_hook_env"]
 
@@ -90,7 +99,7 @@ class GymnasiumMujocoAdapter:
         mj_step, rne_post = mujoco.mj_step, mujoco.mj_rnePostConstraint
 
         def _step_mujoco_simulation(ctrl, n_frames):
-            data.ctrl[:] = ctrl
+            data.ctrl[: len(ctrl)] = ctrl  # the env's own controls (native actuators follow them)
             for k in range(n_frames):
                 hook(k)
                 mj_step(model, data)
@@ -98,6 +107,64 @@ class GymnasiumMujocoAdapter:
             rne_post(model, data)
 
         env._step_mujoco_simulation = _step_mujoco_simulation
+
+    # -- native execution ----------------------------------------------------------------------
+    def model_spec(self) -> Any:
+        """An ``MjSpec`` of the env's model file (``fullpath``), to append native actuators to."""
+        return mujoco.MjSpec.from_file(self.env.fullpath)
+
+    def install_model(self, model: Any, data: Any, env_controls: int) -> None:
+        """Make the env (its simulation, reset, ``set_state``, renderer) use ``model`` / ``data``;
+        ``do_simulation`` checks its ``ctrl`` against the env's own ``env_controls`` controls."""
+        env = self.env
+        if "_actuator_gym_model" not in env.__dict__:
+            env._actuator_gym_model = (env.model, env.data)
+        env.model, env.data = model, data
+        _point_renderer(env, model, data)
+
+        def do_simulation(ctrl, n_frames):
+            if np.shape(ctrl) != (env_controls,):
+                raise ValueError(f"Action dimension mismatch. Expected {(env_controls,)}, found {np.shape(ctrl)}")
+            env._step_mujoco_simulation(ctrl, n_frames)
+
+        env.do_simulation = do_simulation
+
+    def restore_model(self) -> None:
+        """Undo :meth:`install_model` (the env's own model and data again)."""
+        env = self.env
+        saved = env.__dict__.pop("_actuator_gym_model", None)
+        env.__dict__.pop("do_simulation", None)
+        if saved is not None:
+            env.model, env.data = saved
+            _point_renderer(env, *saved)
+
+    def set_step_hook(self, step: Callable[[int], None]) -> None:
+        """Replace the whole simulation step: ``step(n_frames)`` advances all substeps itself (the
+        env's ``ctrl`` is written first, ``mj_rnePostConstraint`` follows, as Gymnasium does)."""
+        env = self.env
+        model, data = env.model, env.data
+        rne_post = mujoco.mj_rnePostConstraint
+
+        def _step_mujoco_simulation(ctrl, n_frames):
+            data.ctrl[: len(ctrl)] = ctrl
+            step(n_frames)
+            rne_post(model, data)
+
+        env._step_mujoco_simulation = _step_mujoco_simulation
+
+
+def _point_renderer(env: Any, model: Any, data: Any) -> None:
+    """Gymnasium's ``MujocoRenderer`` draws ``model`` / ``data`` from now on: its viewers (built on
+    the old model; Gymnasium keeps them in ``_viewers``) are closed and re-created on the next render."""
+    renderer = getattr(env, "mujoco_renderer", None)
+    if renderer is None:
+        return
+    renderer.close()
+    viewers = getattr(renderer, "_viewers", None)
+    if isinstance(viewers, dict):
+        viewers.clear()
+    renderer.viewer = None
+    renderer.model, renderer.data = model, data
 
 
 def substep_hook_env(env: Any) -> SubstepHookEnv:

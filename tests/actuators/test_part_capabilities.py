@@ -45,7 +45,10 @@ def test_every_built_in_part_declares_its_capabilities_in_its_own_class(cls):
     for name in CAPABILITIES:
         assert name in vars(cls), f"{cls.__name__} does not declare {name}"
     assert cls.GRAPH_SAFE is graph_safe and cls.STATEFUL is stateful
-    assert cls.NATIVE_FORM == "none"  # the MuJoCo-native forms come with the next issue
+    native = {ag.DrivePD: "pid", ag.DrivePID: "pid", ag.ClampingMaxEffort: "forcerange",
+              ag.ClampingDCMotor: "dcmotor", ag.Delay: "delay"}
+    assert cls.NATIVE_FORM == native.get(cls, "none")
+    assert (cls.to_mujoco is not Part.to_mujoco) is (cls in native)
     exports = cls not in (ag.DriveNeuralMLP, ag.DriveNeuralLSTM, ag.DriveNeuralGRU)
     assert (cls.to_newton is not Part.to_newton) is exports
 

@@ -1,0 +1,387 @@
+"""Native execution on MuJoCo: actuator groups compiled into MuJoCo 4's own actuators.
+
+A group whose parts all declare a MuJoCo-native form (``Part.NATIVE_FORM`` / ``Part.to_mujoco``)
+runs inside ``mj_step`` instead of in the runtime. Each part says what it is; this module (the
+compiler the parts are handed) turns the declarations of one group into one MuJoCo actuator per
+joint, appended after the model's own actuators through ``MjSpec``:
+
+============================ =============================================================================
+parts (recipe order)         MuJoCo actuator (gear 1, joint transmission, ``input="pos vel ff"``)
+============================ =============================================================================
+DrivePD [+ ClampingMaxEffort] ``general`` ``gaintype="pid" biastype="affine"``, ``gainprm = 0``,
+                             ``biasprm = (const_effort, -kp, -kd)``, ``forcerange = ±min(max_effort)``
+DrivePID [+ ClampingMaxEffort] as above with ``dyntype="pid"``, ``gainprm = ki``, ``actearly``,
+                             ``actrange = ±integral_max`` (our anti-windup; not the ``pid`` shortcut's)
+DrivePD + ClampingDCMotor    ``dcmotor`` with ``K = 1`` (``motorconst="1 1"``), ``Vmax = velocity_limit``,
+  [+ ClampingMaxEffort]      ``R = Vmax / saturation_effort``, ``controller = (kp, 0, kd, 0, 0, Vmax)``,
+                             ``saturation = min(effort_limit, max_effort)``
+Delay (any of the above)     ``nsample = max_delay``, ``delay = (L - 0.5) * timestep`` per joint (0 for
+                             ``L = 0``), history prefilled with the first command after every reset
+============================ =============================================================================
+
+Refused, naming the group and the reason: a part without a native form (the position-based /
+remotized limit, learned drives, user parts), the Stable-PD effort mode, engine-servo groups
+(``ImplicitActuatorCfg`` already runs as MuJoCo's own servo), a PID drive into a DC motor (the
+motor's integrator has other anti-windup), a max-effort clamp before the DC-motor clamp, a dead
+motor or an unlimited no-load speed (no finite ``R``).
+
+Exactness: under the Euler integrator a native group gives the explicit path's trajectory to
+round-off (docs/native.md); under RK4 / implicit / implicitfast the engine re-evaluates the forces at
+every stage and integrates their velocity terms implicitly, so the numbers differ.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import mujoco
+import numpy as np
+
+__all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "native_plan", "copy_model_values"]
+
+EXECUTIONS = ("explicit", "native", "auto")
+"""The ``execution=`` values: the runtime's substep loop, MuJoCo's own actuators, or native where
+exact for the model's integrator (Euler) and explicit elsewhere."""
+
+_EULER = int(mujoco.mjtIntegrator.mjINT_EULER)
+_POS_VEL_FF = int(mujoco.mjtCtrlInput.mjINPUT_POS | mujoco.mjtCtrlInput.mjINPUT_VEL | mujoco.mjtCtrlInput.mjINPUT_FF)
+
+
+@dataclass
+class NativeForm:
+    """What a part declared: its ``kind`` (``"pid"``, ``"forcerange"``, ``"dcmotor"``, ``"delay"``),
+    the part, and which of its parameters fill which native field (``fields``: native name ->
+    parameter name), plus fixed values (``fixed``: e.g. the delay's ``max_delay``)."""
+
+    kind: str
+    part: Any
+    fields: dict[str, str]
+    fixed: dict[str, Any] = field(default_factory=dict)
+
+    def values(self, name: str) -> np.ndarray:
+        """The values in force of native field ``name`` for env 0, ``(num_joints,)`` float64."""
+        return self.part.params[self.fields[name]].values[0].detach().cpu().numpy().astype(np.float64)
+
+    def bound(self, name: str) -> tuple[float, float]:
+        """The range the field's parameter can take (nominal and every randomization)."""
+        p = self.part.params[self.fields[name]]
+        lo, hi = p.bounds()
+        return float(lo), float(hi)
+
+
+class NativeCompiler:
+    """The object parts get in ``to_mujoco(compiler)``: :meth:`form` records their declaration."""
+
+    def form(self, kind: str, part: Any, fixed: dict[str, Any] | None = None, **fields: str) -> NativeForm:
+        return NativeForm(kind, part, dict(fields), dict(fixed or {}))
+
+
+@dataclass
+class GroupPlan:
+    """How one group runs natively: its drive form, its limit forms, its delay form (or None)."""
+
+    name: str
+    cols: np.ndarray
+    drive: NativeForm
+    motor: NativeForm | None
+    limits: list[NativeForm]
+    delay: NativeForm | None
+
+
+def _plan_group(name: str, model: Any, cols: Sequence[int]) -> tuple[GroupPlan | None, str]:
+    """The native plan of one group, or ``(None, reason)``."""
+    if getattr(model, "engine_servo", False):
+        return None, "it runs as MuJoCo's own position servo already (ImplicitActuatorCfg)"
+    if getattr(model, "stable_pd", False):
+        return None, "the Stable-PD effort mode (effort_mode='implicit') has no native form"
+    compiler = NativeCompiler()
+    forms = []
+    for part in model.parts:
+        f = part.to_mujoco(compiler)
+        if f is None:
+            return None, f"part {type(part).__name__} has no MuJoCo-native form"
+        forms.append(f)
+    delay = next((f for f in forms if f.kind == "delay"), None)
+    drives = [f for f in forms if f.kind == "pid"]
+    clamps = [f for f in forms if f.kind in ("forcerange", "dcmotor")]
+    if len(drives) != 1:
+        return None, "it has no drive with a native form"
+    motors = [f for f in clamps if f.kind == "dcmotor"]
+    if len(motors) > 1:
+        return None, "two DC-motor clamps in series have no native form"
+    motor = motors[0] if motors else None
+    if motor is not None:
+        if "ki" in drives[0].fields:
+            return None, "a PID drive into a DC motor: the motor's own integrator has another anti-windup"
+        if clamps.index(motor) != 0:
+            return None, "a max-effort clamp before the DC-motor clamp has no native form (the motor clips first)"
+        lo, _ = motor.bound("stall")
+        if not lo > 0:
+            return None, "saturation_effort can be 0 (a dead motor: no finite resistance)"
+        _, hi = motor.bound("noload")
+        if not math.isfinite(hi):
+            return None, "velocity_limit can be +inf (no finite resistance)"
+        if drives[0].bound("bias") != (0.0, 0.0):
+            return None, "const_effort into a DC motor has no native form"
+    return GroupPlan(name, np.asarray(cols, dtype=np.intp), drives[0], motor,
+                     [f for f in clamps if f.kind == "forcerange"], delay), ""
+
+
+def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: str) -> dict[str, GroupPlan | None]:
+    """``{group: plan}`` (``None``: the group runs explicitly) for ``execution``; ``ValueError`` naming
+    the group and the reason when ``execution="native"`` meets a group with no exact native form.
+
+    ``"auto"``: native only when the model integrates with Euler (the only integrator under which
+    native and explicit are the same law) and every group has a native form; explicit otherwise
+    (one wrapper runs either way: a group mix is not supported yet)."""
+    if execution not in EXECUTIONS:
+        raise ValueError(f"{owner}: execution must be one of {EXECUTIONS}, got {execution!r}")
+    if execution == "explicit":
+        return {g: None for g in collection}
+    plans, why = {}, {}
+    for g in collection:
+        plans[g], why[g] = _plan_group(g, collection[g], collection.joint_ids(g))
+    if execution == "native":
+        for g, reason in why.items():
+            if plans[g] is None:
+                raise ValueError(f"{owner}: execution='native': group '{g}' has no exact MuJoCo-native form: {reason}; "
+                                 "use execution='explicit' (or 'auto')")
+        return plans
+    if int(model.opt.integrator) != _EULER or any(p is None for p in plans.values()):
+        return {g: None for g in collection}
+    return plans
+
+
+def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:
+    """The force limit in force per joint: the min of the max-effort clamps and the motor's rated limit."""
+    lim = None
+    for f in ([motor] if motor is not None else []) + list(limits):
+        v = f.values("limit")
+        lim = v if lim is None else np.minimum(lim, v)
+    return lim
+
+
+_STRUCTS = ("opt", "vis", "stat")
+
+
+def copy_model_values(src: mujoco.MjModel, dst: mujoco.MjModel) -> None:
+    """Copy what ``src`` holds now into ``dst``, a compilation of the same file with actuators
+    appended: every model array of the same shape whose name does not concern actuators or names
+    (physical properties edited at run time, randomized fields, the wrapper's joint properties),
+    and the ``opt`` / ``vis`` / ``stat`` structs (integrator, timestep, offscreen size, ...)."""
+    for name in dir(src):
+        if name.startswith("_") or "actuator" in name or name.startswith("name") or name == "names":
+            continue
+        a = getattr(src, name, None)
+        if not isinstance(a, np.ndarray):
+            continue
+        b = getattr(dst, name, None)
+        if isinstance(b, np.ndarray) and b.shape == a.shape and b.dtype == a.dtype and b.flags.writeable:
+            b[...] = a
+    for struct in _STRUCTS:
+        _copy_struct(getattr(src, struct), getattr(dst, struct))
+
+
+def _copy_struct(a: Any, b: Any) -> None:
+    for f in dir(a):
+        if f.startswith("_"):
+            continue
+        v = getattr(a, f)
+        if callable(v):
+            continue
+        if isinstance(v, np.ndarray):
+            getattr(b, f)[...] = v
+        elif isinstance(v, (int, float)):
+            try:
+                setattr(b, f, v)
+            except (AttributeError, TypeError):  # read-only fields
+                pass
+        else:
+            _copy_struct(v, getattr(b, f))
+
+
+class NativeActuators:
+    """The native groups of one env, compiled into a copy of its model.
+
+    Args:
+        spec: the env's ``MjSpec`` (edited: the native actuators are appended after its own).
+        joint_names: the collection's joints, in collection order.
+        plans: ``{group: GroupPlan}`` (the native ones only).
+
+    After :meth:`compile` gives ``(model, data)``, :meth:`write_parameters` writes the values in
+    force into the model fields (at every reset and parameter change), :meth:`write_commands` the
+    targets into ``ctrl`` (once per control step; the first after a reset also fills the delay
+    history), and :meth:`telemetry` reads the last substep's efforts back from the engine.
+    """
+
+    def __init__(self, spec: mujoco.MjSpec, joint_names: Sequence[str], plans: dict[str, GroupPlan]):
+        self.spec, self.plans = spec, plans
+        self.first_actuator = len(spec.actuators)
+        cols = np.concatenate([p.cols for p in plans.values()])
+        self.cols = cols
+        """Collection columns of the native joints, in native-actuator order."""
+        for plan in plans.values():
+            for c in plan.cols:
+                self._add(spec, joint_names[c], plan)
+
+    @staticmethod
+    def _add(spec: mujoco.MjSpec, joint: str, plan: GroupPlan) -> None:
+        a = spec.add_actuator()
+        a.name = f"actuator_gym/{plan.name}/{joint}"
+        a.target, a.trntype = joint, mujoco.mjtTrn.mjTRN_JOINT
+        a.gear[0] = 1.0
+        if plan.motor is not None:  # parameters proper are written after compiling
+            a.set_to_dcmotor(motorconst=[1.0, 1.0], resistance=1.0, controller=[1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
+                             ctrlspec=_POS_VEL_FF)
+        else:
+            a.gaintype, a.biastype = mujoco.mjtGain.mjGAIN_PID, mujoco.mjtBias.mjBIAS_AFFINE
+            a.ctrlspec = _POS_VEL_FF
+            a.gainprm[0] = 0.0  # ki (written after compiling)
+            if "ki" in plan.drive.fields:
+                a.dyntype, a.actearly = mujoco.mjtDyn.mjDYN_PID, True
+                a.gainprm[0] = 1.0
+        a.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        if plan.delay is not None and plan.delay.fixed["max_delay"] > 0:
+            a.nsample = int(plan.delay.fixed["max_delay"])
+            a.delay = (plan.delay.fixed["max_delay"] - 0.5) * spec.option.timestep
+
+    def compile(self) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        m = self.spec.compile()
+        ids = np.arange(self.first_actuator, m.nactuator)
+        if len(ids) != len(self.cols):  # pragma: no cover - the spec added one per joint
+            raise RuntimeError("native actuators: unexpected actuator count after compiling")
+        self.model, self.data = m, mujoco.MjData(m)
+        self.ids = ids
+        adr = m.actuator_ctrladr[ids].astype(np.intp)
+        self.ctrl_pos, self.ctrl_vel, self.ctrl_ff = adr, adr + 1, adr + 2
+        self.env_controls = int(m.actuator_ctrladr[ids[0]]) if len(ids) else m.nu
+        """Controls of the model's own actuators (they come first, as in the env's model)."""
+        self.delayed = [int(i) for i in ids if m.actuator_history[i, 0] > 0]
+        self._fresh = True
+        # the commands of the last control steps (as many as the longest lag can reach back), to
+        # report which one the engine's delayed read used at the last substep
+        self._commands = np.zeros((int(m.actuator_history[ids, 0].max(initial=0)) + 1, len(ids), 3))
+        self._step = 0
+        self._rows = np.arange(len(ids))
+        self._blocks: list[tuple[slice, GroupPlan]] = []
+        off = 0
+        for plan in self.plans.values():
+            self._blocks.append((slice(off, off + len(plan.cols)), plan))
+            off += len(plan.cols)
+        return m, self.data
+
+    # -- parameters ---------------------------------------------------------------------------
+    def write_parameters(self) -> None:
+        """Write the values in force (env 0) of every native group into the model fields."""
+        m, dt = self.model, float(self.model.opt.timestep)
+        self._law = []
+        self._lag = np.zeros(len(self.ids), dtype=np.int64)
+        for sl, plan in self._blocks:
+            ids = self.ids[sl]
+            d = plan.drive
+            kp, kd = d.values("kp"), d.values("kd")
+            bias = 0.0 if plan.motor is not None else d.values("bias")
+            ki = d.values("ki") if "ki" in d.fields else None
+            lim = _fl(plan.limits, plan.motor)
+            motor = None
+            if plan.motor is not None:
+                vmax = plan.motor.values("noload")
+                r = vmax / plan.motor.values("stall")
+                motor = (r, vmax)
+                g = m.actuator_gainprm[ids]
+                g[:, 0], g[:, 4], g[:, 6], g[:, 7] = r, kp, kd, vmax
+                m.actuator_gainprm[ids] = g
+            else:
+                m.actuator_gainprm[ids] = 0.0
+                if "ki" in d.fields:
+                    m.actuator_gainprm[ids, 0] = d.values("ki")
+                    imax = d.values("imax")
+                    m.actuator_actlimited[ids] = np.isfinite(imax)
+                    fin = np.isfinite(imax)
+                    m.actuator_actrange[ids[fin], 0] = -imax[fin]
+                    m.actuator_actrange[ids[fin], 1] = imax[fin]
+                m.actuator_biasprm[ids] = 0.0
+                m.actuator_biasprm[ids, 0] = d.values("bias")
+                m.actuator_biasprm[ids, 1] = -kp
+                m.actuator_biasprm[ids, 2] = -kd
+            self._law.append((sl, kp, kd, bias, ki, m.actuator_actadr[ids].copy() if ki is not None else None,
+                              np.full(len(ids), np.inf) if lim is None else lim, motor))
+            if lim is None:
+                m.actuator_forcelimited[ids] = 0
+            else:
+                fin = np.isfinite(lim)
+                m.actuator_forcelimited[ids] = fin
+                m.actuator_forcerange[ids[fin], 0] = -lim[fin]
+                m.actuator_forcerange[ids[fin], 1] = lim[fin]
+            if plan.delay is not None and plan.delay.fixed["max_delay"] > 0:
+                lag = plan.delay.values("lag")
+                m.actuator_delay[ids] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
+                self._lag[sl] = lag.astype(np.int64)
+
+    def reset(self) -> None:
+        """After the env's reset: the next :meth:`write_commands` fills the delay history."""
+        self._fresh = True
+
+    # -- one control step ---------------------------------------------------------------------
+    def write_commands(self, pos: np.ndarray, vel: np.ndarray, eff: np.ndarray) -> None:
+        """``ctrl`` of the native actuators from the collection's targets ``(num_joints,)`` (collection
+        order); the first call after a reset fills every delay history with this command (as our
+        Delay holds the oldest command since the reset)."""
+        d, c = self.data, self.cols
+        ctrl = d.ctrl
+        ctrl[self.ctrl_pos] = pos[c]
+        ctrl[self.ctrl_vel] = vel[c]
+        ctrl[self.ctrl_ff] = eff[c]
+        if self._fresh:
+            self._fresh, self._step = False, 0
+            m, dt = self.model, float(self.model.opt.timestep)
+            for i in self.delayed:
+                n = int(m.actuator_history[i, 0])
+                times = d.time - dt * np.arange(n, 0, -1, dtype=np.float64)
+                a = int(m.actuator_ctrladr[i])
+                values = np.ascontiguousarray(np.tile(ctrl[a:a + 3], (n, 1)))
+                mujoco.mj_initCtrlHistory(m, d, i, times.reshape(-1, 1), values)
+        if self.delayed:
+            cmd = self._commands[self._step % len(self._commands)]
+            cmd[:, 0], cmd[:, 1], cmd[:, 2] = ctrl[self.ctrl_pos], ctrl[self.ctrl_vel], ctrl[self.ctrl_ff]
+
+    def telemetry(self, out_computed: np.ndarray, out_applied: np.ndarray, out_qd: np.ndarray, substeps: int) -> None:
+        """The last substep's efforts into ``(num_joints,)`` collection-order buffers: applied =
+        ``actuator_force``; computed = the controller's commanded torque ``kp (u_pos - l) + kd (u_vel
+        - v) + u_ff + const [+ ki x_I]`` from the controls the engine read at the last substep (a
+        delayed group: the command of substep ``k - L`` since the reset, ``substeps`` per control
+        step, kept from the last control steps' commands), ``actuator_length`` /
+        ``actuator_velocity`` and ``act``; ``out_qd``:
+        the velocity the actuators read (``actuator_velocity``, gear 1). Where no limit acted (the
+        force range did not clamp, the motor's voltage stayed within ``Vmax``), computed is the
+        engine's force itself, so ``saturated`` (computed != applied) means what it means on the
+        explicit path."""
+        m, d = self.model, self.data
+        ids, c = self.ids, self.cols
+        out_applied[c] = d.actuator_force[ids]
+        length, vel = d.actuator_length[ids], d.actuator_velocity[ids]
+        out_qd[c] = vel
+        if not self.delayed:
+            u = np.empty((len(ids), 3))
+            u[:, 0], u[:, 1], u[:, 2] = d.ctrl[self.ctrl_pos], d.ctrl[self.ctrl_vel], d.ctrl[self.ctrl_ff]
+        else:
+            last = (self._step + 1) * substeps - 1  # the last substep's index since the reset
+            source = np.maximum(last - self._lag, 0) // substeps  # the control step its command came from
+            u = self._commands[source % len(self._commands), self._rows]
+            self._step += 1
+        tau = np.empty(len(ids))
+        force = d.actuator_force[ids]
+        for sl, kp, kd, bias, ki, actadr, lim, motor in self._law:
+            t = kp * (u[sl, 0] - length[sl]) + kd * (u[sl, 1] - vel[sl]) + u[sl, 2] + bias
+            if ki is not None:
+                t += ki * d.act[actadr]
+            acted = np.abs(force[sl]) >= lim  # the force range clamps to its bound exactly
+            if motor is not None:  # the controller's voltage reached +-Vmax
+                r, vmax = motor
+                acted |= np.abs(r * t + vel[sl]) > vmax
+            # where no limit acted the engine's force is the commanded torque (to round-off in the
+            # engine's order of operations): report it, so that saturated means a limit acted
+            tau[sl] = np.where(acted, t, force[sl])
+        out_computed[c] = tau

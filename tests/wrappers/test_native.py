@@ -1,0 +1,212 @@
+"""execution="native" on ActuatorWrapper: MuJoCo's own actuators give the explicit path's numbers
+under Euler (float64, to round-off), refusals name the group and the reason, the env keeps its
+own model semantics, and RK4 differs by a documented amount."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+import pytest
+from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
+
+import actuator_gym as ag
+from actuator_gym.randomization import IntUniform, Uniform
+from actuator_gym.wrappers import ActuatorWrapper
+
+ARM = """<mujoco model="arm">
+  <option timestep="0.005" integrator="{integrator}"/>
+  <worldbody>
+    <body name="upper" pos="0 0 1">
+      <joint name="shoulder" type="hinge" axis="0 1 0" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04" mass="1"/>
+      <body name="lower" pos="0.4 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0" range="-2 2" limited="true"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03" mass="0.5"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="shoulder" gear="2" ctrlrange="-1 1"/>
+    <motor joint="elbow" gear="2" ctrlrange="-1 1"/>
+  </actuator>
+</mujoco>"""
+
+FRAME_SKIP = 4  # control period 0.02 s: 250 steps = a 5 s episode
+
+
+class ArmEnv(MujocoEnv):
+    """A two-hinge arm under gravity, no contacts and no termination (a MujocoEnv like Gymnasium's)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 50}
+
+    def __init__(self, path, **kw):
+        obs = gym.spaces.Box(-np.inf, np.inf, (4,), np.float64)
+        MujocoEnv.__init__(self, str(path), FRAME_SKIP, observation_space=obs, **kw)
+
+    def step(self, action):
+        self.do_simulation(action, self.frame_skip)
+        return self._get_obs(), -float(np.square(self.data.qpos).sum()), False, False, {}
+
+    def _get_obs(self):
+        return np.concatenate([self.data.qpos, self.data.qvel])
+
+    def reset_model(self):
+        q = self.init_qpos + self.np_random.uniform(-0.3, 0.3, self.model.nq)
+        self.set_state(q, self.init_qvel + self.np_random.uniform(-0.5, 0.5, self.model.nv))
+        return self._get_obs()
+
+
+@pytest.fixture
+def arm_path(tmp_path):
+    def write(integrator="Euler"):
+        p = tmp_path / f"arm_{integrator}.xml"
+        p.write_text(ARM.format(integrator=integrator))
+        return p
+
+    return write
+
+
+PD = dict(joint_names_expr=[".*"], stiffness=30.0, damping=1.0,
+          randomization={"stiffness": Uniform(0.5, 1.5, operation="scale"), "damping": Uniform(0.5, 1.5, operation="scale")})
+CFGS = {
+    "ideal_pd": lambda: ag.IdealPDActuatorCfg(**PD, actuator_effort_limit=4.0),
+    "dc_motor": lambda: ag.DCMotorCfg(
+        joint_names_expr=[".*"], stiffness=30.0, damping=1.0, saturation_effort=8.0, actuator_velocity_limit=6.0,
+        actuator_effort_limit=5.0,
+        randomization={"saturation_effort": Uniform(6.0, 10.0), "actuator_velocity_limit": Uniform(4.0, 8.0),
+                       "stiffness": Uniform(0.5, 1.5, operation="scale")}),
+    "delayed_pd": lambda: ag.DelayedPDActuatorCfg(**PD, actuator_effort_limit=4.0, min_delay=0, max_delay=5,
+                                                  per_joint_delay=True),
+    "pid": lambda: ag.ComposedActuatorCfg(
+        joint_names_expr=[".*"], drive=ag.DrivePID(kp=30.0, ki=20.0, kd=1.0, integral_max=0.05),
+        clamping=[ag.ClampingMaxEffort(max_effort=Uniform(3.0, 5.0))]),
+}
+
+
+def _pair(arm_path, cfg, integrator="Euler", **kw):
+    envs = [ActuatorWrapper(ArmEnv(arm_path(integrator)), {"arm": cfg()}, execution=ex, **kw)
+            for ex in ("explicit", "native")]
+    return envs
+
+
+def _rollout_diff(explicit, native, episodes=3, steps=250, seed=3):
+    """Largest |explicit - native| over observations and telemetry, across resets, and the
+    parameters each episode drew."""
+    rng = np.random.default_rng(seed)
+    worst, params, saturated = {}, [], 0
+    for ep in range(episodes):
+        oe, ie = explicit.reset(seed=ep)
+        on, inn = native.reset(seed=ep)
+        worst["obs"] = max(worst.get("obs", 0.0), np.abs(oe - on).max())
+        pe, pn = ie["actuator"]["parameters"]["arm"], inn["actuator"]["parameters"]["arm"]
+        assert pe.keys() == pn.keys() and all(np.array_equal(pe[k], pn[k]) for k in pe)
+        params.append(pe)
+        for _ in range(steps if ep == 0 else 40):
+            a = rng.uniform(-1, 1, explicit.action_space.shape)
+            oe, re, *_, te = explicit.step(a)
+            on, rn, *_, tn = native.step(a)
+            ta, tb = te["actuator"], tn["actuator"]
+            assert ta.keys() == tb.keys()
+            worst["obs"] = max(worst["obs"], np.abs(oe - on).max(), abs(re - rn))
+            for k in ("computed_effort", "applied_effort", "power", "joint_pos", "joint_vel"):
+                worst[k] = max(worst.get(k, 0.0), np.abs(ta[k] - tb[k]).max())
+            assert np.array_equal(ta["saturated"], tb["saturated"])
+            saturated += int(ta["saturated"].sum())
+    return worst, params, saturated
+
+
+@pytest.mark.parametrize("name", list(CFGS))
+def test_native_equals_explicit_under_euler_with_randomization_across_resets(arm_path, name):
+    explicit, native = _pair(arm_path, CFGS[name])
+    assert (explicit.execution, native.execution) == ("explicit", "native")
+    worst, params, saturated = _rollout_diff(explicit, native)
+    assert max(worst.values()) < 1e-9, worst  # float64 explicit path: round-off only over a 5 s episode
+    assert saturated > 0  # the limits acted, so the clamps' native forms were exercised
+    drawn = {k: {tuple(np.round(p[k], 12)) for p in params} for k in params[0]}
+    randomized = [k for k in drawn if len(drawn[k]) > 1]
+    assert randomized  # the parameters were re-drawn at every reset
+    if name == "delayed_pd":
+        assert len(drawn["delay_steps"]) > 1  # the lags too, per joint
+
+
+def test_native_writes_the_parameters_in_force_into_the_model(arm_path):
+    native = ActuatorWrapper(ArmEnv(arm_path()), {"arm": CFGS["dc_motor"]()}, execution="native")
+    native.reset(seed=1)
+    m = native.unwrapped.model
+    ids = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, f"actuator_gym/arm/{j}") for j in ("shoulder", "elbow")]
+    p = native.parameters()["arm"]
+    vmax, stall = p["actuator_velocity_limit"], p["saturation_effort"]
+    np.testing.assert_array_equal(m.actuator_gainprm[ids, 0], vmax / stall)  # R = Vmax / stall torque (K = 1)
+    np.testing.assert_array_equal(m.actuator_gainprm[ids, 7], vmax)
+    np.testing.assert_array_equal(m.actuator_gainprm[ids, 4], p["stiffness"])
+    np.testing.assert_array_equal(m.actuator_forcerange[ids, 1], p["actuator_effort_limit"])
+    native.set_actuator_parameter("arm", "stiffness", 12.5)
+    np.testing.assert_array_equal(m.actuator_gainprm[ids, 4], [12.5, 12.5])
+
+
+def test_native_energy_holds_the_last_substep_power_over_the_control_step(arm_path):
+    native = ActuatorWrapper(ArmEnv(arm_path()), {"arm": CFGS["ideal_pd"]()}, execution="native")
+    native.reset(seed=0)
+    for _ in range(5):
+        tel = native.step(np.full(2, 0.7))[4]["actuator"]
+        p = tel["applied_effort"] * tel["joint_vel"]
+        np.testing.assert_array_equal(tel["mean_power"], tel["power"])
+        np.testing.assert_allclose(tel["energy"], np.abs(tel["power"]) * FRAME_SKIP * 0.005, rtol=1e-12)
+        assert np.all(np.isfinite(p))
+
+
+def test_the_env_keeps_its_own_controls_and_gets_its_model_back_on_close(arm_path):
+    env = ArmEnv(arm_path())
+    own = env.model
+    native = ActuatorWrapper(env, {"arm": CFGS["ideal_pd"]()}, execution="native")
+    m = env.model
+    assert m is not own and m.nactuator == own.nactuator + 2 and m.nu == own.nu + 6  # pos vel ff per joint
+    assert [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(2)] == [None, None]
+    np.testing.assert_array_equal(m.actuator_ctrlrange[:2], own.actuator_ctrlrange)  # its own actuators kept
+    assert native.action_space.shape == (2,) and env.action_space.shape == (2,)
+    native.reset(seed=0)
+    native.step(np.zeros(2))
+    assert np.all(env.data.ctrl[:2] == 0.0)  # replaced, as on the explicit path
+    with pytest.raises(ValueError, match=r"Action dimension mismatch. Expected \(2,\)"):
+        env.do_simulation(np.zeros(3), 1)
+    native.close()
+    assert env.model is own and "do_simulation" not in vars(env) and "_step_mujoco_simulation" not in vars(env)
+
+
+@pytest.mark.parametrize("cfg, reason", [
+    (lambda: ag.RemotizedPDActuatorCfg(joint_names_expr=[".*"], stiffness=5.0, damping=0.5, max_delay=0,
+                                       joint_parameter_lookup=[[-3.0, 1.0, 4.0], [3.0, 1.0, 4.0]]),
+     "part ClampingPositionBased has no MuJoCo-native form"),
+    (lambda: ag.IdealPDActuatorCfg(joint_names_expr=[".*"], stiffness=5.0, damping=0.5, effort_mode="implicit"),
+     "Stable-PD effort mode"),
+    (lambda: ag.ComposedActuatorCfg(joint_names_expr=[".*"], drive=ag.DrivePID(kp=5.0, ki=1.0),
+                                    clamping=[ag.ClampingDCMotor(saturation_effort=5.0, velocity_limit=3.0)]),
+     "PID drive into a DC motor"),
+    (lambda: ag.ComposedActuatorCfg(joint_names_expr=[".*"], drive=ag.DrivePD(kp=5.0),
+                                    clamping=[ag.ClampingDCMotor(saturation_effort=0.0, velocity_limit=3.0)]),
+     "saturation_effort can be 0"),
+])
+def test_native_refuses_what_has_no_exact_form_naming_group_and_reason(arm_path, cfg, reason):
+    env = ArmEnv(arm_path())
+    own = env.model
+    with pytest.raises(ValueError, match=rf"group 'arm' has no exact MuJoCo-native form: .*{reason}"):
+        ActuatorWrapper(env, {"arm": cfg()}, execution="native")
+    assert env.model is own and "_step_mujoco_simulation" not in vars(env)  # untouched
+    auto = ActuatorWrapper(env, {"arm": cfg()}, execution="auto")
+    assert auto.execution == "explicit"
+
+
+def test_auto_is_native_under_euler_only_and_bad_values_are_refused(arm_path):
+    assert ActuatorWrapper(ArmEnv(arm_path()), {"arm": CFGS["pid"]()}, execution="auto").execution == "native"
+    assert ActuatorWrapper(ArmEnv(arm_path("RK4")), {"arm": CFGS["pid"]()}, execution="auto").execution == "explicit"
+    with pytest.raises(ValueError, match=r"execution must be one of \('explicit', 'native', 'auto'\), got 'fast'"):
+        ActuatorWrapper(ArmEnv(arm_path()), {"arm": CFGS["pid"]()}, execution="fast")
+
+
+def test_rk4_native_differs_from_explicit_by_the_documented_amount(arm_path):
+    """Under RK4 the engine re-evaluates the native forces at every stage: not the explicit numbers,
+    but close (docs/native.md records the size on this arm and on Ant-v5)."""
+    explicit, native = _pair(arm_path, CFGS["dc_motor"], integrator="RK4")
+    worst, _, _ = _rollout_diff(explicit, native, episodes=1, steps=250)
+    assert 1e-6 < worst["joint_pos"] < 5e-2, worst
