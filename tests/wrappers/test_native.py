@@ -204,9 +204,38 @@ def test_auto_is_native_under_euler_only_and_bad_values_are_refused(arm_path):
         ActuatorWrapper(ArmEnv(arm_path()), {"arm": CFGS["pid"]()}, execution="fast")
 
 
+def _joint_gap(explicit, native, steps, seed=0):
+    rng = np.random.default_rng(seed)
+    explicit.reset(seed=seed)
+    native.reset(seed=seed)
+    gap = 0.0
+    for _ in range(steps):
+        a = rng.uniform(-1, 1, explicit.action_space.shape)
+        qe = explicit.step(a)[4]["actuator"]["joint_pos"]
+        qn = native.step(a)[4]["actuator"]["joint_pos"]
+        gap = max(gap, np.abs(qe - qn).max())
+    return gap
+
+
 def test_rk4_native_differs_from_explicit_by_the_documented_amount(arm_path):
     """Under RK4 the engine re-evaluates the native forces at every stage: not the explicit numbers,
-    but close (docs/native.md records the size on this arm and on Ant-v5)."""
+    but close (docs/native.md records the sizes: 1e-2 .. 7e-2 rad on this arm over 5 s)."""
     explicit, native = _pair(arm_path, CFGS["dc_motor"], integrator="RK4")
-    worst, _, _ = _rollout_diff(explicit, native, episodes=1, steps=250)
-    assert 1e-6 < worst["joint_pos"] < 5e-2, worst
+    assert 1e-4 < _joint_gap(explicit, native, 250) < 5e-2
+
+
+def test_ant_v5_rk4_native_dc_motor_stays_within_the_documented_gap():
+    """Gymnasium's Ant-v5 (RK4, contacts): the native DC motor departs from the explicit one by
+    ~1e-2 rad within 1 s (docs/native.md: 0.12 rad over 5 s); under Euler they agree to ~1e-8."""
+    def cfg():
+        return ag.DCMotorCfg(joint_names_expr=[".*"], stiffness=60.0, damping=1.5, saturation_effort=150.0,
+                             actuator_velocity_limit=15.0, actuator_effort_limit=120.0)
+
+    rk4 = [ActuatorWrapper(gym.make("Ant-v5"), {"legs": cfg()}, execution=ex) for ex in ("explicit", "native")]
+    assert 1e-4 < _joint_gap(*rk4, 20) < 0.2
+    euler = []
+    for ex in ("explicit", "native"):
+        env = gym.make("Ant-v5")
+        env.unwrapped.model.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+        euler.append(ActuatorWrapper(env, {"legs": cfg()}, execution=ex))
+    assert _joint_gap(*euler, 20) < 1e-9
