@@ -14,11 +14,16 @@ baseline that produces comparable physics:
 
 Each round runs ``--steps`` steps of the baseline, then of the variant (reset on episode end); the
 table shows median steps/s and the median of the per-round ratios wrapped / plain (1.0 = free).
+
+Rows marked ``[native]`` run the same groups with ``execution="native"`` (MuJoCo's own actuators,
+one ``mj_step`` call per control step; docs/native.md); their baseline replays their own efforts.
+The machine's load average is printed first: compare rows of one run only.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -43,28 +48,32 @@ def zero_gain(e):
     return ActuatorWrapper(e, actuators={"all": IdealPDActuatorCfg()}, action_mode="effort")
 
 
-def variants(env_id: str):
-    """``{name: (make(env) -> wrapped env, baseline)}``."""
+def _groups(env_id: str) -> dict:
+    """``{name: groups}`` of the wrapped variants that take an ``execution`` (replayed-torque baselines)."""
     if env_id.startswith("Ant"):
         return {
-            "IdealPD effort mode, zero gains": (zero_gain, "same actions"),
-            "DCMotor": (lambda e: ActuatorWrapper(e, actuators={"legs": dc()}), "replayed torques"),
-            "DCMotor + delay U{0..2}": (
-                lambda e: ActuatorWrapper(e, actuators={"legs": dc(min_delay=0, max_delay=2)}), "replayed torques"),
-            "DCMotor hips + DelayedPD ankles U{0..4}": (lambda e: ActuatorWrapper(e, actuators={
+            "DCMotor": lambda: {"legs": dc()},
+            "DCMotor + delay U{0..2}": lambda: {"legs": dc(min_delay=0, max_delay=2)},
+            "DCMotor hips + DelayedPD ankles U{0..4}": lambda: {
                 "hips": dc("hip_.*"),
                 "ankles": DelayedPDActuatorCfg(joint_names_expr=["ankle_.*"], stiffness=60.0, damping=1.5,
-                                               actuator_effort_limit=120.0, min_delay=0, max_delay=4)}),
-                "replayed torques"),
+                                               actuator_effort_limit=120.0, min_delay=0, max_delay=4)},
         }
     return {
-        "IdealPD effort mode, zero gains": (zero_gain, "same actions"),
-        "IdealPD": (lambda e: ActuatorWrapper(e, actuators={"cart": IdealPDActuatorCfg(
-            stiffness=200.0, damping=10.0, actuator_effort_limit=300.0)}), "replayed torques"),
-        "DelayedPD U{0..2}": (lambda e: ActuatorWrapper(e, actuators={"cart": DelayedPDActuatorCfg(
-            stiffness=200.0, damping=10.0, actuator_effort_limit=300.0, min_delay=0, max_delay=2)}),
-            "replayed torques"),
+        "IdealPD": lambda: {"cart": IdealPDActuatorCfg(stiffness=200.0, damping=10.0, actuator_effort_limit=300.0)},
+        "DelayedPD U{0..2}": lambda: {"cart": DelayedPDActuatorCfg(
+            stiffness=200.0, damping=10.0, actuator_effort_limit=300.0, min_delay=0, max_delay=2)},
     }
+
+
+def variants(env_id: str):
+    """``{name: (make(env) -> wrapped env, baseline)}``: each group set explicit, then ``[native]``."""
+    out = {"IdealPD effort mode, zero gains": (zero_gain, "same actions")}
+    for execution, tag in (("explicit", ""), ("native", " [native]")):
+        for name, groups in _groups(env_id).items():
+            out[name + tag] = (lambda e, g=groups, x=execution: ActuatorWrapper(e, actuators=g(), execution=x),
+                               "replayed torques")
+    return out
 
 
 def run(env, actions) -> float:
@@ -99,6 +108,7 @@ def main() -> None:
     ap.add_argument("--envs", nargs="+", default=["Ant-v5", "InvertedPendulum-v5"])
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
+    print("load average (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())
     print(f"{'env':20s} {'variant':40s} {'baseline':17s} {'wrapped/s':>9s} {'plain/s':>9s} {'ratio':>6s}")
     for env_id in args.envs:
         plain = gym.make(env_id)

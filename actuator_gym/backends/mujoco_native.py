@@ -249,68 +249,79 @@ class NativeActuators:
 
     def compile(self) -> tuple[mujoco.MjModel, mujoco.MjData]:
         m = self.spec.compile()
-        ids = np.arange(self.first_actuator, m.nactuator)
-        if len(ids) != len(self.cols):  # pragma: no cover - the spec added one per joint
+        n = len(self.cols)
+        first = self.first_actuator
+        if m.nactuator - first != n:  # pragma: no cover - the spec added one per joint
             raise RuntimeError("native actuators: unexpected actuator count after compiling")
         self.model, self.data = m, mujoco.MjData(m)
-        self.ids = ids
-        adr = m.actuator_ctrladr[ids].astype(np.intp)
-        self.ctrl_pos, self.ctrl_vel, self.ctrl_ff = adr, adr + 1, adr + 2
-        self.env_controls = int(m.actuator_ctrladr[ids[0]]) if len(ids) else m.nu
+        self.ids = ids = np.arange(first, first + n)
+        self.env_controls = int(m.actuator_ctrladr[first]) if n else m.nu
         """Controls of the model's own actuators (they come first, as in the env's model)."""
+        d = self.data
+        # zero-copy views: the native actuators are the last ones, 3 controls each (pos vel ff)
+        self._u = d.ctrl[self.env_controls:self.env_controls + 3 * n].reshape(n, 3)
+        self._force = d.actuator_force[first:first + n]
+        self._length = d.actuator_length[first:first + n]
+        self._velocity = d.actuator_velocity[first:first + n]
         self.delayed = [int(i) for i in ids if m.actuator_history[i, 0] > 0]
         self._fresh = True
         # the commands of the last control steps (as many as the longest lag can reach back), to
         # report which one the engine's delayed read used at the last substep
-        self._commands = np.zeros((int(m.actuator_history[ids, 0].max(initial=0)) + 1, len(ids), 3))
+        self._commands = np.zeros((int(m.actuator_history[ids, 0].max(initial=0)) + 1, n, 3))
         self._step = 0
-        self._rows = np.arange(len(ids))
+        self._rows = np.arange(n)
         self._blocks: list[tuple[slice, GroupPlan]] = []
         off = 0
         for plan in self.plans.values():
             self._blocks.append((slice(off, off + len(plan.cols)), plan))
             off += len(plan.cols)
+        self._pid = np.zeros(n, bool)
+        self._motor = np.zeros(n, bool)
+        for sl, plan in self._blocks:
+            self._pid[sl] = "ki" in plan.drive.fields
+            self._motor[sl] = plan.motor is not None
+        self._actadr = np.where(self._pid, m.actuator_actadr[ids], 0).astype(np.intp)
+        self._tmp = np.zeros(n), np.zeros(n), np.zeros(n, bool)
         return m, self.data
 
     # -- parameters ---------------------------------------------------------------------------
     def write_parameters(self) -> None:
-        """Write the values in force (env 0) of every native group into the model fields."""
-        m, dt = self.model, float(self.model.opt.timestep)
-        self._law = []
-        self._lag = np.zeros(len(self.ids), dtype=np.int64)
+        """Write the values in force (env 0) of every native group into the model fields, and keep
+        them (one array over all native joints each) for the telemetry."""
+        m, dt, n = self.model, float(self.model.opt.timestep), len(self.ids)
+        kp_all, kd_all, bias_all, ki_all = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        lim_all, r_all, vmax_all = np.full(n, np.inf), np.zeros(n), np.full(n, np.inf)
+        self._lag = np.zeros(n, dtype=np.int64)
         for sl, plan in self._blocks:
             ids = self.ids[sl]
             d = plan.drive
-            kp, kd = d.values("kp"), d.values("kd")
-            bias = 0.0 if plan.motor is not None else d.values("bias")
-            ki = d.values("ki") if "ki" in d.fields else None
+            kp_all[sl], kd_all[sl] = kp, kd = d.values("kp"), d.values("kd")
             lim = _fl(plan.limits, plan.motor)
-            motor = None
             if plan.motor is not None:
                 vmax = plan.motor.values("noload")
                 r = vmax / plan.motor.values("stall")
-                motor = (r, vmax)
+                r_all[sl], vmax_all[sl] = r, vmax
                 g = m.actuator_gainprm[ids]
                 g[:, 0], g[:, 4], g[:, 6], g[:, 7] = r, kp, kd, vmax
                 m.actuator_gainprm[ids] = g
             else:
+                bias_all[sl] = d.values("bias")
                 m.actuator_gainprm[ids] = 0.0
                 if "ki" in d.fields:
-                    m.actuator_gainprm[ids, 0] = d.values("ki")
+                    ki_all[sl] = m.actuator_gainprm[ids, 0] = d.values("ki")
                     imax = d.values("imax")
-                    m.actuator_actlimited[ids] = np.isfinite(imax)
                     fin = np.isfinite(imax)
+                    m.actuator_actlimited[ids] = fin
                     m.actuator_actrange[ids[fin], 0] = -imax[fin]
                     m.actuator_actrange[ids[fin], 1] = imax[fin]
                 m.actuator_biasprm[ids] = 0.0
-                m.actuator_biasprm[ids, 0] = d.values("bias")
+                m.actuator_biasprm[ids, 0] = bias_all[sl]
                 m.actuator_biasprm[ids, 1] = -kp
                 m.actuator_biasprm[ids, 2] = -kd
-            self._law.append((sl, kp, kd, bias, ki, m.actuator_actadr[ids].copy() if ki is not None else None,
-                              np.full(len(ids), np.inf) if lim is None else lim, motor))
             if lim is None:
                 m.actuator_forcelimited[ids] = 0
             else:
+                lim_all[sl] = lim
                 fin = np.isfinite(lim)
                 m.actuator_forcelimited[ids] = fin
                 m.actuator_forcerange[ids[fin], 0] = -lim[fin]
@@ -319,6 +330,7 @@ class NativeActuators:
                 lag = plan.delay.values("lag")
                 m.actuator_delay[ids] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
                 self._lag[sl] = lag.astype(np.int64)
+        self._law = kp_all, kd_all, bias_all, ki_all, lim_all, r_all, vmax_all
 
     def reset(self) -> None:
         """After the env's reset: the next :meth:`write_commands` fills the delay history."""
@@ -329,23 +341,18 @@ class NativeActuators:
         """``ctrl`` of the native actuators from the collection's targets ``(num_joints,)`` (collection
         order); the first call after a reset fills every delay history with this command (as our
         Delay holds the oldest command since the reset)."""
-        d, c = self.data, self.cols
-        ctrl = d.ctrl
-        ctrl[self.ctrl_pos] = pos[c]
-        ctrl[self.ctrl_vel] = vel[c]
-        ctrl[self.ctrl_ff] = eff[c]
+        u, c = self._u, self.cols
+        u[:, 0], u[:, 1], u[:, 2] = pos[c], vel[c], eff[c]
         if self._fresh:
             self._fresh, self._step = False, 0
-            m, dt = self.model, float(self.model.opt.timestep)
+            m, d, dt = self.model, self.data, float(self.model.opt.timestep)
             for i in self.delayed:
                 n = int(m.actuator_history[i, 0])
                 times = d.time - dt * np.arange(n, 0, -1, dtype=np.float64)
-                a = int(m.actuator_ctrladr[i])
-                values = np.ascontiguousarray(np.tile(ctrl[a:a + 3], (n, 1)))
+                values = np.ascontiguousarray(np.tile(u[i - self.first_actuator], (n, 1)))
                 mujoco.mj_initCtrlHistory(m, d, i, times.reshape(-1, 1), values)
         if self.delayed:
-            cmd = self._commands[self._step % len(self._commands)]
-            cmd[:, 0], cmd[:, 1], cmd[:, 2] = ctrl[self.ctrl_pos], ctrl[self.ctrl_vel], ctrl[self.ctrl_ff]
+            self._commands[self._step % len(self._commands)] = u
 
     def telemetry(self, out_computed: np.ndarray, out_applied: np.ndarray, out_qd: np.ndarray, substeps: int) -> None:
         """The last substep's efforts into ``(num_joints,)`` collection-order buffers: applied =
@@ -353,35 +360,34 @@ class NativeActuators:
         - v) + u_ff + const [+ ki x_I]`` from the controls the engine read at the last substep (a
         delayed group: the command of substep ``k - L`` since the reset, ``substeps`` per control
         step, kept from the last control steps' commands), ``actuator_length`` /
-        ``actuator_velocity`` and ``act``; ``out_qd``:
-        the velocity the actuators read (``actuator_velocity``, gear 1). Where no limit acted (the
-        force range did not clamp, the motor's voltage stayed within ``Vmax``), computed is the
-        engine's force itself, so ``saturated`` (computed != applied) means what it means on the
-        explicit path."""
-        m, d = self.model, self.data
-        ids, c = self.ids, self.cols
-        out_applied[c] = d.actuator_force[ids]
-        length, vel = d.actuator_length[ids], d.actuator_velocity[ids]
+        ``actuator_velocity`` and ``act``; ``out_qd``: the velocity the actuators read
+        (``actuator_velocity``, gear 1). Where no limit acted (the force range did not clamp, the
+        motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
+        ``saturated`` (computed != applied) means what it means on the explicit path."""
+        c, force, vel = self.cols, self._force, self._velocity
+        out_applied[c] = force
         out_qd[c] = vel
-        if not self.delayed:
-            u = np.empty((len(ids), 3))
-            u[:, 0], u[:, 1], u[:, 2] = d.ctrl[self.ctrl_pos], d.ctrl[self.ctrl_vel], d.ctrl[self.ctrl_ff]
-        else:
+        u = self._u
+        if self.delayed:
             last = (self._step + 1) * substeps - 1  # the last substep's index since the reset
             source = np.maximum(last - self._lag, 0) // substeps  # the control step its command came from
             u = self._commands[source % len(self._commands), self._rows]
             self._step += 1
-        tau = np.empty(len(ids))
-        force = d.actuator_force[ids]
-        for sl, kp, kd, bias, ki, actadr, lim, motor in self._law:
-            t = kp * (u[sl, 0] - length[sl]) + kd * (u[sl, 1] - vel[sl]) + u[sl, 2] + bias
-            if ki is not None:
-                t += ki * d.act[actadr]
-            acted = np.abs(force[sl]) >= lim  # the force range clamps to its bound exactly
-            if motor is not None:  # the controller's voltage reached +-Vmax
-                r, vmax = motor
-                acted |= np.abs(r * t + vel[sl]) > vmax
-            # where no limit acted the engine's force is the commanded torque (to round-off in the
-            # engine's order of operations): report it, so that saturated means a limit acted
-            tau[sl] = np.where(acted, t, force[sl])
-        out_computed[c] = tau
+        kp, kd, bias, ki, lim, r, vmax = self._law
+        t, e, acted = self._tmp
+        np.subtract(u[:, 0], self._length, out=t)
+        t *= kp
+        np.subtract(u[:, 1], vel, out=e)
+        e *= kd
+        t += e
+        t += u[:, 2]
+        t += bias
+        if self._pid.any():
+            t += ki * self.data.act[self._actadr]
+        np.abs(force, out=e)
+        np.greater_equal(e, lim, out=acted)  # the force range clamps to its bound exactly
+        if self._motor.any():  # the controller's voltage reached +-Vmax
+            acted |= np.abs(r * t + vel) > vmax
+        # where no limit acted the engine's force is the commanded torque (to round-off in the
+        # engine's order of operations): report it, so that saturated means a limit acted
+        out_computed[c] = np.where(acted, t, force)
