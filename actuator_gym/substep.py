@@ -168,9 +168,17 @@ class StepTelemetry:
             self.rows = np.zeros(shape)
         self._row = [self.rows[k] for k in range(shape[0])]
         self.substeps = 0
+        self.held = False
 
     def begin(self) -> None:
         self.substeps = 0
+        self.held = False
+
+    def record_held(self, applied: np.ndarray, qd: np.ndarray, substeps: int) -> None:
+        """Native execution: the last substep's power row ``applied * qd`` stands for all
+        ``substeps`` (mean = that row, energy = ``|row| * substeps * physics_dt``)."""
+        np.multiply(applied, qd, out=self._row[substeps - 1])
+        self.substeps, self.held = substeps, True
 
     def record(self, k: int, applied: Any, qd: Any) -> None:
         """Substep ``k``'s power row ``applied * qd`` (``qd``: the velocity the actuators read)."""
@@ -201,6 +209,12 @@ class StepTelemetry:
         if not s:
             zero = _host(np.zeros(rows.shape[1:]), cols)
             return zero, zero.copy(), zero.copy()
+        if self.held:  # one row held over the control step (native execution)
+            r = rows[s - 1]
+            power = r.copy() if cols is None else r[cols[0]].take(cols[1])
+            energy = np.abs(power)
+            energy *= s * self.physics_dt
+            return power, power.copy(), energy
         # numpy: gather the selection first (one take), then reduce the small fresh array in place
         r = rows.copy() if cols is None else rows[:, cols[0]].take(cols[1], axis=1)
         power = r[s - 1].copy()
@@ -306,10 +320,7 @@ class SubstepEngine:
         advance(n)
         applied = self._applied[0]
         native.telemetry(self._computed[0], applied, self._qd_last, n)
-        rows = self.telemetry_rows.rows
-        np.multiply(applied, self._qd_last, out=rows[n - 1, 0])
-        rows[: n - 1] = rows[n - 1]
-        self.telemetry_rows.substeps = n
+        self.telemetry_rows.record_held(applied, self._qd_last, n)
         self._substeps = n
 
     def resize(self, num_substeps: int) -> None:

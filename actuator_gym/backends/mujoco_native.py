@@ -281,7 +281,12 @@ class NativeActuators:
             self._pid[sl] = "ki" in plan.drive.fields
             self._motor[sl] = plan.motor is not None
         self._actadr = np.where(self._pid, m.actuator_actadr[ids], 0).astype(np.intp)
+        self._any_pid, self._any_motor = bool(self._pid.any()), bool(self._motor.any())
         self._tmp = np.zeros(n), np.zeros(n), np.zeros(n, bool)
+        # collection columns as a slice when they are in order (one block copy instead of a scatter)
+        self._c = slice(int(self.cols[0]), int(self.cols[0]) + n) if n and np.array_equal(
+            self.cols, np.arange(self.cols[0], self.cols[0] + n)) else self.cols
+        self._source = (None, None, 0)  # (substeps, per-joint offset of the command a lag reads, max lag)
         return m, self.data
 
     # -- parameters ---------------------------------------------------------------------------
@@ -331,6 +336,7 @@ class NativeActuators:
                 m.actuator_delay[ids] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
                 self._lag[sl] = lag.astype(np.int64)
         self._law = kp_all, kd_all, bias_all, ki_all, lim_all, r_all, vmax_all
+        self._source = (None, None, 0)
 
     def reset(self) -> None:
         """After the env's reset: the next :meth:`write_commands` fills the delay history."""
@@ -364,17 +370,35 @@ class NativeActuators:
         (``actuator_velocity``, gear 1). Where no limit acted (the force range did not clamp, the
         motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
         ``saturated`` (computed != applied) means what it means on the explicit path."""
-        c, force, vel = self.cols, self._force, self._velocity
+        c, force, vel = self._c, self._force, self._velocity
         out_applied[c] = force
         out_qd[c] = vel
-        u = self._u
-        if self.delayed:
-            last = (self._step + 1) * substeps - 1  # the last substep's index since the reset
-            source = np.maximum(last - self._lag, 0) // substeps  # the control step its command came from
-            u = self._commands[source % len(self._commands), self._rows]
-            self._step += 1
         kp, kd, bias, ki, lim, r, vmax = self._law
         t, e, acted = self._tmp
+        step = self._step
+        self._step = step + 1
+        # a limit can only have acted where the force sits on the force range's bound (it clamps
+        # to it exactly) or, for a motor, where R f + v is at +-Vmax (the voltage clip; screened
+        # with a 1e-9 margin, then decided on the commanded torque below)
+        np.abs(force, out=e)
+        np.greater_equal(e, lim, out=acted)
+        if self._any_motor:
+            acted |= np.abs(r * force + vel) >= vmax * (1.0 - 1e-9)
+        if not acted.any():  # no limit acted: the commanded torque is the engine's force
+            out_computed[c] = force
+            return
+        u = self._u
+        if self.delayed:
+            # the last substep is (step + 1) S - 1 since the reset; its command came from control step
+            # max(0, (step + 1) S - 1 - L) // S = step + (S - 1 - L) // S once step S >= L
+            if self._source[0] != substeps:
+                self._source = (substeps, (substeps - 1 - self._lag) // substeps, int(self._lag.max(initial=0)))
+            _, offset, longest = self._source
+            if step * substeps >= longest:
+                source = offset + step
+            else:
+                source = np.maximum((step + 1) * substeps - 1 - self._lag, 0) // substeps
+            u = self._commands[source % len(self._commands), self._rows]
         np.subtract(u[:, 0], self._length, out=t)
         t *= kp
         np.subtract(u[:, 1], vel, out=e)
@@ -382,12 +406,12 @@ class NativeActuators:
         t += e
         t += u[:, 2]
         t += bias
-        if self._pid.any():
+        if self._any_pid:
             t += ki * self.data.act[self._actadr]
-        np.abs(force, out=e)
-        np.greater_equal(e, lim, out=acted)  # the force range clamps to its bound exactly
-        if self._motor.any():  # the controller's voltage reached +-Vmax
+        np.greater_equal(np.abs(force), lim, out=acted)  # the force range clamps to its bound exactly
+        if self._any_motor:  # the controller's voltage reached +-Vmax
             acted |= np.abs(r * t + vel) > vmax
         # where no limit acted the engine's force is the commanded torque (to round-off in the
         # engine's order of operations): report it, so that saturated means a limit acted
-        out_computed[c] = np.where(acted, t, force)
+        np.copyto(t, force, where=~acted)
+        out_computed[c] = t

@@ -120,7 +120,8 @@ from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
-from .task_conventions import LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
+from .task_conventions import (LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit,
+                               list_vector_env_base, task_execution)
 from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -151,6 +152,7 @@ class BatchedTask(VectorEnv):
             (see ``docs/backends.md``; the Warp ones need ``pip install actuator-gym[warp]``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
             state and the actuator collection live.
+        execution: ``"explicit"`` (default) or ``"auto"`` (explicit on the tasks for now); ``"native"`` is refused (not yet).
         **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
     """
 
@@ -175,6 +177,7 @@ class BatchedTask(VectorEnv):
         flat_info: bool = False,
         backend: str = "mujoco",
         device: str = "cpu",
+        execution: str = "explicit",
         **overrides: Any,
     ):
         import mujoco
@@ -185,6 +188,7 @@ class BatchedTask(VectorEnv):
         num_envs = check_num_envs(num_envs, owner)
         seeds = env_seeds(seed, num_envs, owner)
         mode = _autoreset_mode(autoreset_mode, owner)
+        self.execution = task_execution(execution, owner)  # what runs: "explicit" (docs/native.md)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)

@@ -13,6 +13,8 @@ view):
 * :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
   direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
   ``wrap_env``) find it; the MRO is unchanged.
+* :func:`task_execution`: the ``execution=`` option of the tasks (``"explicit"``; ``"native"`` is not
+  there yet and is refused, ``"auto"`` resolves to ``"explicit"``).
 * :func:`adopt_caller_conventions`: what the library resetting the task expects, detected from the
   caller of ``reset`` (logged once per env):
 
@@ -137,3 +139,19 @@ def adopt_caller_conventions(task: Any) -> None:
             "('actuator/computed_effort', ...)", type(task).__name__,
         )
         task.flat_info = True
+
+
+def task_execution(execution: Any, owner: str) -> str:
+    """The tasks' ``execution=`` in force: ``"explicit"`` (the runtime's substep loop), also for
+    ``"auto"`` (native where exact, explicit elsewhere: on the tasks that is everywhere, for now);
+    ``"native"`` is a ``ValueError`` until the batched backends compile native groups (the
+    wrapper has it: ``ActuatorWrapper(..., execution="native")``, docs/native.md)."""
+    if execution == "native":
+        raise ValueError(
+            f"{owner}: execution='native' is not yet supported on the batched tasks (per-world native actuators "
+            "through mujoco.batch are to come); use execution='explicit' or 'auto' (explicit here), or "
+            "ActuatorWrapper(..., execution='native') on a Gymnasium MuJoCo env"
+        )
+    if execution not in ("explicit", "auto"):
+        raise ValueError(f"{owner}: execution must be one of ('explicit', 'native', 'auto'), got {execution!r}")
+    return "explicit"
