@@ -40,6 +40,9 @@ class WrapperNative:
         if not self.active:
             return
         spec_of = getattr(sim, "model_spec", None)
+        if not callable(spec_of) and execution == "auto":  # no model file to recompile: explicit
+            self.plans, self.active = {g: None for g in self.plans}, False
+            return
         if not callable(spec_of):
             raise ValueError("ActuatorWrapper: execution='native' needs a Gymnasium MujocoEnv (its model file is "
                              f"recompiled with the native actuators); {type(sim).__name__} has no model_spec()")

@@ -250,3 +250,66 @@ def test_tasks_refuse_native_execution_until_it_is_there_and_auto_runs_explicit(
     assert vec.unwrapped.execution == "explicit"
     with pytest.raises(ValueError, match=r"execution must be one of .* got 'fast'"):
         gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, execution="fast")
+
+
+@pytest.mark.parametrize("mode", ["velocity", "effort", "position_velocity"])
+def test_native_equals_explicit_in_every_action_mode(arm_path, mode):
+    def cfg():
+        return ag.DCMotorCfg(joint_names_expr=[".*"], stiffness=20.0, damping=2.0, saturation_effort=8.0,
+                             actuator_velocity_limit=6.0, actuator_effort_limit=5.0, min_delay=0, max_delay=3)
+
+    explicit, native = (ActuatorWrapper(ArmEnv(arm_path()), {"arm": cfg()}, action_mode=mode, execution=ex)
+                        for ex in ("explicit", "native"))
+    rng = np.random.default_rng(1)
+    for ep in range(2):
+        oe, _ = explicit.reset(seed=ep)
+        on, _ = native.reset(seed=ep)
+        for _ in range(60):
+            a = rng.uniform(-1, 1, explicit.action_space.shape)
+            oe, _, _, _, ie = explicit.step(a)
+            on, _, _, _, inn = native.step(a)
+            assert np.abs(oe - on).max() < 1e-9
+            np.testing.assert_allclose(ie["actuator"]["computed_effort"], inn["actuator"]["computed_effort"], atol=1e-9)
+            assert np.array_equal(ie["actuator"]["saturated"], inn["actuator"]["saturated"])
+
+
+def test_the_refusal_names_the_group_that_has_no_native_form(arm_path):
+    groups = {"shoulder": ag.IdealPDActuatorCfg(joint_names_expr=["shoulder"], stiffness=5.0, damping=0.5),
+              "elbow": ag.RemotizedPDActuatorCfg(joint_names_expr=["elbow"], stiffness=5.0, damping=0.5, max_delay=0,
+                                                 joint_parameter_lookup=[[-3.0, 1.0, 4.0], [3.0, 1.0, 4.0]])}
+    with pytest.raises(ValueError, match=r"group 'elbow' has no exact MuJoCo-native form: part ClampingPositionBased"):
+        ActuatorWrapper(ArmEnv(arm_path()), groups, execution="native")
+    with pytest.raises(ValueError, match=r"execution='native' applies to joint groups"):
+        ActuatorWrapper(ArmEnv(arm_path()), {"rotors": ag.ThrusterCfg(
+            thruster_names_expr=[".*"], thrust_range=(0.0, 1.0), thrust_const_range=(1e-5, 1e-5), tau_inc_range=(0.01, 0.01),
+            tau_dec_range=(0.01, 0.01), torque_to_thrust_ratio=0.01)}, execution="native")
+
+
+class HookArm(gym.Env):
+    """The arm as a SubstepHookEnv (no model file): native needs a MujocoEnv, auto falls back."""
+
+    def __init__(self):
+        self.model = mujoco.MjModel.from_xml_string(ARM.format(integrator="Euler"))
+        self.data = mujoco.MjData(self.model)
+        self.frame_skip, self._hook = 2, None
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+    @property
+    def dt(self):
+        return self.model.opt.timestep * self.frame_skip
+
+    def set_substep_hook(self, hook):
+        self._hook = hook
+
+    def step(self, action):
+        for k in range(self.frame_skip):
+            self._hook(k)
+            mujoco.mj_step(self.model, self.data)
+        return self.data.qpos.copy(), 0.0, False, False, {}
+
+
+def test_a_protocol_env_without_a_model_file_runs_auto_explicitly_and_refuses_native():
+    with pytest.raises(ValueError, match=r"execution='native' needs a Gymnasium MujocoEnv .* HookArm has no model_spec"):
+        ActuatorWrapper(HookArm(), {"arm": CFGS["ideal_pd"]()}, execution="native")
+    assert ActuatorWrapper(HookArm(), {"arm": CFGS["ideal_pd"]()}, execution="auto").execution == "explicit"
