@@ -11,7 +11,7 @@ import pytest
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 import actuator_gym as ag
-from actuator_gym.randomization import IntUniform, Uniform
+from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 
 ARM = """<mujoco model="arm">
