@@ -13,6 +13,8 @@ view):
 * :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
   direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
   ``wrap_env``) find it; the MRO is unchanged.
+* :class:`SubEnvCalls`: ``call`` / ``get_attr`` / ``set_attr`` answered as ``SyncVectorEnv`` does
+  (skrl's trainers ``call("render")`` every step).
 * :func:`adopt_caller_conventions`: what the library resetting the task expects, detected from the
   caller of ``reset`` (logged once per env):
 
@@ -39,7 +41,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import is_int
 
-__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions"]
+__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions",
+           "SubEnvCalls"]
 
 MAX_EPISODE_STEPS = 2**62
 """Largest episode length [control steps]."""
@@ -137,3 +140,37 @@ def adopt_caller_conventions(task: Any) -> None:
             "('actuator/computed_effort', ...)", type(task).__name__,
         )
         task.flat_info = True
+
+
+class SubEnvCalls:
+    """Gymnasium's per-sub-env access of a natively batched env (mixed into ``BatchedTask``)."""
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Gymnasium's ``VectorEnv.call`` (as ``SyncVectorEnv``'s): one result per sub-env.
+        ``"render"``: each env's frame (None without ``render_mode="rgb_array"``). Any other name: the
+        batch is one object, so its attribute ``name`` (called with the arguments if callable) is
+        every env's result. skrl's trainers call ``call("render")`` every step."""
+        if name == "render":
+            c = self.cfg
+            if self.render_mode != "rgb_array":
+                return (None,) * self.num_envs
+            return tuple(self.backend.render(i, c.render_width, c.render_height) for i in range(self.num_envs))
+        value = getattr(self, name)
+        result = value(*args, **kwargs) if callable(value) else value
+        return (result,) * self.num_envs
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """``call(name)``, as ``SyncVectorEnv.get_attr``."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set attribute ``name`` of the batch (one object): ``values`` one value, or a list / tuple of
+        ``num_envs`` equal values (``SyncVectorEnv``'s form); different values per env are refused."""
+        if isinstance(values, (list, tuple)):
+            if len(values) != self.num_envs or any(v is not values[0] and v != values[0] for v in values):
+                raise ValueError(
+                    f"{type(self).__name__}.set_attr({name!r}): a natively batched env is one object; give one "
+                    f"value or {self.num_envs} equal ones, got {len(values)} values"
+                )
+            values = values[0]
+        setattr(self, name, values)
