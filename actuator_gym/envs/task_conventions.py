@@ -13,6 +13,10 @@ view):
 * :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
   direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
   ``wrap_env``) find it; the MRO is unchanged.
+* :func:`built_for_torchrl_workers`: a single env built by Gymnasium's ``AsyncVectorEnv`` in a
+  process where torchrl is loaded is one of torchrl's ``GymEnv(id, num_envs=N)`` sub-envs (torchrl
+  builds its own ``AsyncVectorEnv``, in spawned workers that re-import the user's script): its info
+  is made flat (``flat_info=True``, logged), as torchrl's reader needs.
 * :class:`SubEnvCalls`: ``call`` / ``get_attr`` / ``set_attr`` answered as ``SyncVectorEnv`` does
   (skrl's trainers ``call("render")`` every step).
 * :func:`adopt_caller_conventions`: what the library resetting the task expects, detected from the
@@ -42,13 +46,15 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from .._checks import is_int
 
 __all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions",
-           "SubEnvCalls"]
+           "SubEnvCalls", "built_for_torchrl_workers"]
 
 MAX_EPISODE_STEPS = 2**62
 """Largest episode length [control steps]."""
 
 SKRL_GYMNASIUM_WRAPPERS = ("skrl.envs.wrappers.torch.gymnasium_envs", "skrl.envs.wrappers.jax.gymnasium_envs")
 """Modules of skrl's Gymnasium wrappers (torch and jax): a reset called from them switches a task to SAME_STEP."""
+GYMNASIUM_ASYNC = "gymnasium.vector.async_vector_env"
+"""Module of Gymnasium's ``AsyncVectorEnv`` (its dummy env and its workers build the sub-envs there)."""
 TORCHRL_GYM_LIKE = "torchrl.envs.gym_like"
 """Module of torchrl's ``GymLikeEnv`` (``GymWrapper`` / ``GymEnv``): a reset called from it makes a task's info flat."""
 
@@ -174,3 +180,18 @@ class SubEnvCalls:
                 )
             values = values[0]
         setattr(self, name, values)
+
+
+def built_for_torchrl_workers() -> bool:
+    """Whether the env being built is a sub-env of Gymnasium's ``AsyncVectorEnv`` (a frame of its
+    module up the stack: its dummy env or a worker) in a process where torchrl is loaded: torchrl's
+    ``GymEnv(id, num_envs=N)`` (module doc). Then ``make_task_env`` gives the env flat info unless
+    the user set ``flat_info`` (``flat_info=False`` keeps the nested format in such a process)."""
+    if "torchrl" not in sys.modules:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == GYMNASIUM_ASYNC:
+            return True
+        frame = frame.f_back
+    return False
