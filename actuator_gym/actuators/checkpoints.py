@@ -100,6 +100,9 @@ class LoadedNetwork:
     metadata: dict = field(default_factory=dict)
     source: str = "<module>"
     format: str = "module"
+    onnx_model: Any = None
+    """For an ONNX file: the ``ModelProto`` as :func:`~.onnx_reader.read_onnx` validated it (external
+    data inlined); what the onnxruntime engine (:mod:`.onnx_engine`) is built from. None otherwise."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,6 +371,7 @@ def load_network(
         raise _unsafe_error(p, fmt)
     meta: dict = {}
     extra_meta = dict(metadata or {})
+    model = None
     try:
         if fmt == "onnx":
             model = read_onnx(p, lim)
@@ -414,7 +418,7 @@ def load_network(
         module.eval()
     except NotImplementedError:  # torch.export modules have no train/eval switch
         pass
-    return LoadedNetwork(module=module, kind=kind, metadata=meta, source=str(p), format=fmt)
+    return LoadedNetwork(module=module, kind=kind, metadata=meta, source=str(p), format=fmt, onnx_model=model)
 
 
 def _check_kind(meta: Mapping[str, Any], kind: str, p: Path) -> None:

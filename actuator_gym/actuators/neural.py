@@ -46,8 +46,11 @@ import torch
 from torch import nn
 
 from .checkpoints import LoadedNetwork, load_network, validate_network
-from .limits import NetworkLimits, current_network_limits
 from .drives import Drive
+from .limits import NetworkLimits, current_network_limits
+from .onnx_engine import (
+    DEFAULT_ONNX_THREADS, OrtRunner, TorchRunner, check_engine_options, onnxruntime_available, ort_session, warn_fallback,
+)
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
 
@@ -136,12 +139,15 @@ class _NeuralDrive(Drive):
         allow_unsafe_checkpoint: bool,
         metadata: Mapping[str, Any] | None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
         super().__init__()
         name = type(self).__name__
         self.limits = limits or current_network_limits()
         if not isinstance(self.limits, NetworkLimits):
             raise TypeError(f"{name}: limits must be a NetworkLimits, got {type(limits).__name__}")
+        self.onnx_engine, self.onnx_threads = check_engine_options(name, onnx_engine, onnx_threads)
         if (network_file is None) == (network is None):
             raise ValueError(f"{name}: give exactly one of network_file= (a checkpoint path) or network= (a module)")
         if network_file is not None:
@@ -163,6 +169,15 @@ class _NeuralDrive(Drive):
         self.metadata = {**self.net.metadata, **self._arg_metadata}
         self._owner = f"{name} ({self.net.source})"
         """Names the drive and its checkpoint in error messages."""
+        if self.onnx_engine == "onnxruntime" and self.net.onnx_model is None:
+            raise ValueError(
+                f"{self._owner}: onnx_engine='onnxruntime' runs ONNX checkpoints only; this network is a "
+                f"{self.net.format}; use onnx_engine='auto' or 'torch'"
+            )
+        self._session = None
+        """The onnxruntime session (built at validation when the engine may be onnxruntime; shared by the bound copies)."""
+        self.engine: str | None = None
+        """The engine running the network once bound to a model: ``"onnxruntime"`` or ``"torch"`` (:mod:`.onnx_engine`)."""
 
     def _origin(self, key: str) -> str:
         """Where metadata ``key`` came from, for error messages."""
@@ -212,22 +227,63 @@ class _NeuralDrive(Drive):
 
 
     def _validate(self, in_features: int) -> None:
+        """The network checked (:func:`validate_network`); where onnxruntime may run it, its session
+        built and run on dummy batches of two sizes too (forced: errors raise; ``"auto"``: a refusal
+        warns and leaves the torch engine)."""
         validate_network(self.net, in_features, limits=self.limits)
-
-    def _forward(self, *args):
-        """``self._net(*args)``; any failure at compute is a ``ValueError`` naming the checkpoint."""
+        self._in_features = in_features
+        if self.net.onnx_model is None or self.onnx_engine == "torch":
+            return
+        if self.onnx_engine == "auto" and not onnxruntime_available():
+            return
         try:
-            return self._net(*args)
+            self._session = ort_session(self.net.onnx_model, self.net.source, self.onnx_threads)
+            for rows in (3, 5):
+                self._ort_runner(rows)
+        except ValueError as exc:
+            self._session = None
+            if self.onnx_engine == "onnxruntime":
+                raise
+            warn_fallback(self._owner, str(exc))
+
+    def _state_dims(self) -> tuple[int, int, int] | None:
+        """``(num_states, num_layers, hidden_size)`` of a recurrent network, None for an MLP."""
+        if self.KIND == "mlp":
+            return None
+        m = self.net.module
+        return m.num_states, m.num_layers, m.hidden_size
+
+    def _ort_runner(self, rows: int) -> OrtRunner:
+        m = self.net.module
+        return OrtRunner(self._session, self.net.source, m.feed_names, m.fetch_names, rows, self._in_features, self._state_dims())
+
+    def _bind_runner(self, ctx) -> None:
+        """Choose the engine for this model (:mod:`.onnx_engine`) and allocate its buffers:
+        ``self._runner`` (input rows ``x``, recurrent ``state``, ``run()``) and ``self._x``, the
+        input rows ``(rows, in_features)`` in the model's array library."""
+        rows = ctx.num_envs * ctx.num_joints
+        cpu = ctx.device.type == "cpu"
+        if self.onnx_engine == "onnxruntime" and not cpu:
+            raise ValueError(
+                f"{ctx.owner}: onnx_engine='onnxruntime' runs on the CPU; this model is on {ctx.device}; "
+                f"use onnx_engine='auto' (torch there) or 'torch'"
+            )
+        if cpu and self._session is not None:
+            self._runner = self._ort_runner(rows)
+        else:
+            module = self.net.module if cpu else copy.deepcopy(self.net.module).to(ctx.device)
+            self._runner = TorchRunner(module, rows, self._in_features, self._state_dims(), ctx.device)
+        self.engine = self._runner.engine
+        self._x = ctx.ops.view(self._runner.x)
+
+    def _forward(self) -> torch.Tensor:
+        """The network on the input rows; any failure at compute is a ``ValueError`` naming the checkpoint."""
+        try:
+            return self._runner.run()
         except ValueError:
             raise
         except Exception as exc:
             raise ValueError(f"{self._ctx.owner}: the network {self.net.source} failed at compute ({type(exc).__name__}: {exc})") from None
-
-    def _bind_net(self, ctx) -> nn.Module:
-        module = self.net.module
-        if ctx.device.type != "cpu":
-            module = copy.deepcopy(module).to(ctx.device)
-        return module
 
     def _write_out(self, y: torch.Tensor, scale: float, offset: float, out) -> None:
         """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
@@ -286,8 +342,10 @@ class DriveNeuralMLP(_NeuralDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         me = self._owner
         if input_order is not None and input_order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {input_order!r}")
@@ -318,11 +376,9 @@ class DriveNeuralMLP(_NeuralDrive):
 
     def _setup(self, ctx):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
-        self._net = self._bind_net(ctx)
+        self._bind_runner(ctx)
         self._hist_e_t, self._hist_e = self._buffer(ctx, shape=(h, n, j))
         self._hist_v_t, self._hist_v = self._buffer(ctx, shape=(h, n, j))
-        self._x_t = torch.zeros((2 * k, n * j), dtype=torch.float32, device=ctx.device)
-        self._x = ctx.ops.view(self._x_t)
         self._pos_row = 0 if self.input_order == "pos_vel" else k
         self._vel_row = k - self._pos_row
         self._slot = h - 1  # the first compute writes slot 0
@@ -343,45 +399,29 @@ class DriveNeuralMLP(_NeuralDrive):
         x, pr, vr = self._x, self._pos_row, self._vel_row
         for k, i in enumerate(self.input_idx):
             s = (w - i) % h
-            xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[pr + k])
-            xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[vr + k])
-        with torch.inference_mode():
-            y = self._forward(self._x_t.T)
-            self._write_out(y, self.torque_scale, 0.0, out)
+            xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[:, pr + k])
+            xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[:, vr + k])
+        self._write_out(self._forward(), self.torque_scale, 0.0, out)
 
 
 # ---------------------------------------------------------------------------------------------
 class _RecurrentDrive(_NeuralDrive):
-    def _setup_state(self, ctx, in_features: int):
-        n, j = ctx.num_envs, ctx.num_joints
-        self._net = self._bind_net(ctx)
-        m = self.net.module
-        self._state_t = [
-            torch.zeros((m.num_layers, n * j, m.hidden_size), dtype=torch.float32, device=ctx.device)
-            for _ in range(m.num_states)
-        ]
-        self._x_t = torch.zeros((in_features, n * j), dtype=torch.float32, device=ctx.device)
-        self._x = ctx.ops.view(self._x_t)
-
     @property
     def hidden_state(self) -> tuple[torch.Tensor, ...]:
-        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``)."""
-        return tuple(self._state_t)
+        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``);
+        the buffers in force until the next compute (copy to keep them)."""
+        return tuple(self._runner.state)
 
     def reset(self, env_ids):
         ctx = self._ctx
-        for s in self._state_t:
+        for s in self._runner.state:
             if env_ids is None:
                 s.zero_()
             else:
                 s.view(s.shape[0], ctx.num_envs, ctx.num_joints, s.shape[2])[:, env_ids] = 0.0
 
     def _run(self, scale: float, offset: float, out) -> None:
-        with torch.inference_mode():
-            y, new = self._forward(self._x_t.T, tuple(self._state_t))
-            for s, v in zip(self._state_t, new):
-                s.copy_(v)
-            self._write_out(y, scale, offset, out)
+        self._write_out(self._forward(), scale, offset, out)
 
 
 class DriveNeuralLSTM(_RecurrentDrive):
@@ -411,22 +451,24 @@ class DriveNeuralLSTM(_RecurrentDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         self.pos_scale, self.vel_scale, self.torque_scale = self._io_scales(pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
 
     def _setup(self, ctx):
-        self._setup_state(ctx, 2)
+        self._bind_runner(ctx)
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         xp, x = self._ctx.ops.xp, self._x
-        e = x[0].reshape(q.shape)
+        e = x[:, 0].reshape(q.shape)
         xp.subtract(tq, q, out=e)
         if self.pos_scale != 1.0:
             xp.multiply(e, self.pos_scale, out=e)
-        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[1])
+        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[:, 1])
         self._run(self.torque_scale, 0.0, out)
 
 
@@ -475,8 +517,10 @@ class DriveNeuralGRU(_RecurrentDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         me, m = self._owner, self.metadata
         cols = self._layout("input_columns", input_columns)
         if not cols:
@@ -526,7 +570,7 @@ class DriveNeuralGRU(_RecurrentDrive):
         self._validate(len(cols))
 
     def _setup(self, ctx):
-        self._setup_state(ctx, len(self.input_columns))
+        self._bind_runner(ctx)
         self._tmp_t, self._tmp = self._buffer(ctx)
         self._custom_t, self._custom = self._buffer(ctx)
         self._custom_fresh = False
@@ -560,7 +604,7 @@ class DriveNeuralGRU(_RecurrentDrive):
                 f"model.drive.set_custom_input(values) before every compute"
             )
         for r, (col, mean, std) in enumerate(zip(self.input_columns, self.input_mean, self.input_std)):
-            row = x[r].reshape(q.shape)
+            row = x[:, r].reshape(q.shape)
             if col == "position":
                 src = q
             elif col == "target_position":
