@@ -65,6 +65,11 @@ GRU_INPUT_COLUMNS = (
 """Input columns a GRU drive computes itself; one more name is a caller-supplied custom column."""
 
 
+_CACHED_INDEX_ELEMENTS = 1 << 16
+"""An MLP's gather indices are kept per history slot up to this many elements (small batches);
+above it they are computed each substep (one add) to bound the memory."""
+
+
 def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases: str) -> Any:
     if value is not None:
         return value
@@ -275,6 +280,8 @@ class _NeuralDrive(Drive):
             self._runner = TorchRunner(module, rows, self._in_features, self._state_dims(), ctx.device)
         self.engine = self._runner.engine
         self._x = ctx.ops.view(self._runner.x)
+        fixed = getattr(self._runner, "y", None)  # onnxruntime writes into one bound (rows, 1) buffer, shape checked at bind
+        self._y_fixed = None if fixed is None else ctx.ops.view(fixed.reshape(ctx.num_envs, ctx.num_joints))
 
     def _forward(self) -> torch.Tensor:
         """The network on the input rows; any failure at compute is a ``ValueError`` naming the checkpoint."""
@@ -289,15 +296,18 @@ class _NeuralDrive(Drive):
         """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
         ctx = self._ctx
         xp = ctx.ops.xp
-        rows = ctx.num_envs * ctx.num_joints
-        if tuple(y.shape) != (rows, 1):
-            raise ValueError(
-                f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
-                f"(num_envs * num_joints); expected ({rows}, 1)"
-            )
-        y = y.reshape(ctx.num_envs, ctx.num_joints)
-        if ctx.ops.name == "numpy":
-            y = y.numpy()
+        if self._y_fixed is not None:  # onnxruntime's bound output buffer, its shape checked at bind
+            y = self._y_fixed
+        else:
+            rows = ctx.num_envs * ctx.num_joints
+            if tuple(y.shape) != (rows, 1):
+                raise ValueError(
+                    f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
+                    f"(num_envs * num_joints); expected ({rows}, 1)"
+                )
+            y = y.reshape(ctx.num_envs, ctx.num_joints)
+            if ctx.ops.name == "numpy":
+                y = y.numpy()
         xp.multiply(y, scale, out=out)
         if offset != 0.0:
             xp.add(out, offset, out=out)
@@ -376,31 +386,49 @@ class DriveNeuralMLP(_NeuralDrive):
 
     def _setup(self, ctx):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
+        rows = n * j
         self._bind_runner(ctx)
-        self._hist_e_t, self._hist_e = self._buffer(ctx, shape=(h, n, j))
-        self._hist_v_t, self._hist_v = self._buffer(ctx, shape=(h, n, j))
-        self._pos_row = 0 if self.input_order == "pos_vel" else k
-        self._vel_row = k - self._pos_row
+        # history [0]: position errors, [1]: velocities, each (slot, env, joint); the input rows are
+        # gathered from it in one take: column c of x reads block b_c at slot (w - i_c) % h, i.e. flat
+        # index b_c * h * rows + slot * rows + row = base[row, c] + offset_w[c]
+        self._hist_t, self._hist = self._buffer(ctx, shape=(2, h, n, j))
+        self._flat = self._hist.reshape(-1)
+        first, second = ((0, self.pos_scale), (1, self.vel_scale))[:: 1 if self.input_order == "pos_vel" else -1]
+        cols = [(b, sc, i) for b, sc in (first, second) for i in self.input_idx]
+        dev = ctx.device
+        block = torch.tensor([b * h * rows for b, _, _ in cols], dtype=torch.int64, device=dev)
+        base = torch.arange(rows, dtype=torch.int64, device=dev)[:, None] + block[None, :]
+        self._base = ctx.ops.view(base)
+        self._offsets = [ctx.ops.view(torch.tensor([((w - i) % h) * rows for _, _, i in cols], dtype=torch.int64, device=dev))
+                         for w in range(h)]
+        self._index = ctx.ops.view(torch.zeros((rows, 2 * k), dtype=torch.int64, device=dev))
+        small = h * rows * 2 * k <= _CACHED_INDEX_ELEMENTS  # then one index table per slot, built once
+        self._indices = [ctx.ops.view(base + torch.as_tensor(o)) for o in self._offsets] if small else None
+        self._scales = ctx.ops.view(torch.tensor([sc for _, sc, _ in cols], dtype=ctx.dtype, device=dev))
+        self._unscaled = self.pos_scale == 1.0 and self.vel_scale == 1.0
+        self._gather = self._x if ctx.dtype == torch.float32 else self._buffer(ctx, shape=(rows, 2 * k))[1]
         self._slot = h - 1  # the first compute writes slot 0
 
     def reset(self, env_ids):
         if env_ids is None:
-            self._hist_e_t.zero_()
-            self._hist_v_t.zero_()
+            self._hist_t.zero_()
         else:
-            self._hist_e_t[:, env_ids] = 0.0
-            self._hist_v_t[:, env_ids] = 0.0
+            self._hist_t[:, :, env_ids] = 0.0
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
-        xp, h = self._ctx.ops.xp, self.history_length
-        w = self._slot = (self._slot + 1) % h
-        xp.subtract(tq, q, out=self._hist_e[w])
-        self._hist_v[w][...] = qd
-        x, pr, vr = self._x, self._pos_row, self._vel_row
-        for k, i in enumerate(self.input_idx):
-            s = (w - i) % h
-            xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[:, pr + k])
-            xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[:, vr + k])
+        ops = self._ctx.ops
+        xp, hist = ops.xp, self._hist
+        w = self._slot = (self._slot + 1) % self.history_length
+        xp.subtract(tq, q, out=hist[0, w])
+        hist[1, w][...] = qd
+        if self._indices is not None:
+            index = self._indices[w]
+        else:
+            index = self._index
+            xp.add(self._base, self._offsets[w], out=index)
+        ops.take_flat(self._flat, index, self._gather)
+        if not self._unscaled or self._gather is not self._x:
+            xp.multiply(self._gather, self._scales, out=self._x)
         self._write_out(self._forward(), self.torque_scale, 0.0, out)
 
 

@@ -105,9 +105,6 @@ def _refuse_unvalidated(model, source: str) -> None:
         raise ValueError(f"{source}: the model defines local functions; not supported by the onnxruntime engine")
     if len(g.sparse_initializer):
         raise ValueError(f"{source}: sparse initializers are not supported")
-    for op in model.opset_import:
-        if op.domain not in _DEFAULT_DOMAINS:
-            raise ValueError(f"{source}: opset domain {op.domain!r} is not supported; allowed: the default ONNX domain")
     tensors = list(g.initializer)
     for k, node in enumerate(g.node):
         if node.domain not in _DEFAULT_DOMAINS:
@@ -192,7 +189,8 @@ class OrtRunner:
         if probe.dtype != np.float32:
             raise ValueError(f"{source}: the network returned {probe.dtype} values on onnxruntime; expected float32")
         self._y_full = torch.zeros(probe.shape, dtype=torch.float32)
-        self._y = self._y_full.reshape(rows, 1)
+        self.y = self._y_full.reshape(rows, 1)
+        """The output buffer ``(rows, 1)`` every :meth:`run` writes (and returns)."""
         self._sets = sets
         self._bindings = []
         for k in range(len(sets)):  # binding k reads state set k and writes the other one
@@ -216,7 +214,7 @@ class OrtRunner:
         if len(self._sets) == 2:
             self._cur = 1 - self._cur
             self.state = self._sets[self._cur]
-        return self._y
+        return self.y
 
 
 def _bind(method, name: str, t: torch.Tensor) -> None:
