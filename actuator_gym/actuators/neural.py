@@ -10,9 +10,11 @@ One network is shared by all joints: every ``(env, joint)`` element is one row o
 rows ordered env-major (``row = env * num_joints + joint``). Inputs are the position error
 ``q* - q`` (the delayed ``q*`` when a delay is present) and the raw measured velocity ``qd``.
 History and recurrent state are per element, start at zero and are zeroed only for the envs
-being reset. The network runs under ``torch.inference_mode`` on the model's device; on the CPU
-(numpy) path the input rows are filled in place in a float32 buffer that torch reads without a
-copy, and the result is written into the drive's ``out`` array.
+being reset. The drive fills the input rows ``(rows, in_features)`` (float32) in place and the
+network's engine runs on them (:mod:`.onnx_engine`, ``onnx_engine="auto" | "onnxruntime" | "torch"``,
+``onnx_threads``): onnxruntime for ONNX files on the CPU when it is installed, else torch under
+``torch.inference_mode`` on the model's device; the result is written into the drive's ``out`` array.
+The MLP gathers its history columns in one ``take`` from a ``(2, history, env, joint)`` buffer.
 
 Parameters come from the checkpoint's metadata where present (ONNX, ``.npz``, and the
 ``metadata.json`` extra file of TorchScript / ``.pt2`` archives, see :mod:`.checkpoints`).
@@ -36,7 +38,6 @@ drives (``ValueError`` at construction).
 
 from __future__ import annotations
 
-import copy
 import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -48,9 +49,7 @@ from torch import nn
 from .checkpoints import LoadedNetwork, load_network, validate_network
 from .drives import Drive
 from .limits import NetworkLimits, current_network_limits
-from .onnx_engine import (
-    DEFAULT_ONNX_THREADS, OrtRunner, TorchRunner, check_engine_options, onnxruntime_available, ort_session, warn_fallback,
-)
+from .onnx_engine import DEFAULT_ONNX_THREADS, bind_runner, check_engine_options, prepare_session
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
 
@@ -179,8 +178,7 @@ class _NeuralDrive(Drive):
                 f"{self._owner}: onnx_engine='onnxruntime' runs ONNX checkpoints only; this network is a "
                 f"{self.net.format}; use onnx_engine='auto' or 'torch'"
             )
-        self._session = None
-        """The onnxruntime session (built at validation when the engine may be onnxruntime; shared by the bound copies)."""
+        self._session = None  # onnxruntime's, built at validation where it may run the net; shared by the bound copies
         self.engine: str | None = None
         """The engine running the network once bound to a model: ``"onnxruntime"`` or ``"torch"`` (:mod:`.onnx_engine`)."""
 
@@ -232,55 +230,18 @@ class _NeuralDrive(Drive):
 
 
     def _validate(self, in_features: int) -> None:
-        """The network checked (:func:`validate_network`); where onnxruntime may run it, its session
-        built and run on dummy batches of two sizes too (forced: errors raise; ``"auto"``: a refusal
-        warns and leaves the torch engine)."""
         validate_network(self.net, in_features, limits=self.limits)
-        self._in_features = in_features
-        if self.net.onnx_model is None or self.onnx_engine == "torch":
-            return
-        if self.onnx_engine == "auto" and not onnxruntime_available():
-            return
-        try:
-            self._session = ort_session(self.net.onnx_model, self.net.source, self.onnx_threads)
-            for rows in (3, 5):
-                self._ort_runner(rows)
-        except ValueError as exc:
-            self._session = None
-            if self.onnx_engine == "onnxruntime":
-                raise
-            warn_fallback(self._owner, str(exc))
-
-    def _state_dims(self) -> tuple[int, int, int] | None:
-        """``(num_states, num_layers, hidden_size)`` of a recurrent network, None for an MLP."""
-        if self.KIND == "mlp":
-            return None
-        m = self.net.module
-        return m.num_states, m.num_layers, m.hidden_size
-
-    def _ort_runner(self, rows: int) -> OrtRunner:
-        m = self.net.module
-        return OrtRunner(self._session, self.net.source, m.feed_names, m.fetch_names, rows, self._in_features, self._state_dims())
+        self.validated_features = in_features
+        self._session = prepare_session(self.net, self._owner, self.onnx_engine, self.onnx_threads, in_features)
 
     def _bind_runner(self, ctx) -> None:
-        """Choose the engine for this model (:mod:`.onnx_engine`) and allocate its buffers:
-        ``self._runner`` (input rows ``x``, recurrent ``state``, ``run()``) and ``self._x``, the
-        input rows ``(rows, in_features)`` in the model's array library."""
-        rows = ctx.num_envs * ctx.num_joints
-        cpu = ctx.device.type == "cpu"
-        if self.onnx_engine == "onnxruntime" and not cpu:
-            raise ValueError(
-                f"{ctx.owner}: onnx_engine='onnxruntime' runs on the CPU; this model is on {ctx.device}; "
-                f"use onnx_engine='auto' (torch there) or 'torch'"
-            )
-        if cpu and self._session is not None:
-            self._runner = self._ort_runner(rows)
-        else:
-            module = self.net.module if cpu else copy.deepcopy(self.net.module).to(ctx.device)
-            self._runner = TorchRunner(module, rows, self._in_features, self._state_dims(), ctx.device)
+        """The engine for this model (``self._runner``: input rows ``x``, recurrent ``state``, ``run()``;
+        :func:`~.onnx_engine.bind_runner`), ``self._x`` (the input rows in the model's array library)
+        and ``self._y_fixed`` (onnxruntime's bound output as ``(num_envs, num_joints)``, else None)."""
+        self._runner = bind_runner(self.net, self._session, self.onnx_engine, ctx, self.validated_features)
         self.engine = self._runner.engine
         self._x = ctx.ops.view(self._runner.x)
-        fixed = getattr(self._runner, "y", None)  # onnxruntime writes into one bound (rows, 1) buffer, shape checked at bind
+        fixed = getattr(self._runner, "y", None)
         self._y_fixed = None if fixed is None else ctx.ops.view(fixed.reshape(ctx.num_envs, ctx.num_joints))
 
     def _forward(self) -> torch.Tensor:
@@ -332,6 +293,9 @@ class DriveNeuralMLP(_NeuralDrive):
         allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
         metadata: extra metadata for files that carry none.
         limits: what the checkpoint may declare (default: the limits in force).
+        onnx_engine: ``"auto"`` (default), ``"onnxruntime"`` or ``"torch"``: what runs an ONNX
+            network (:mod:`.onnx_engine`; the LSTM and GRU drives take it too).
+        onnx_threads: onnxruntime intra-op threads, 1..256 (default 1).
     """
 
     KIND = "mlp"
@@ -388,25 +352,21 @@ class DriveNeuralMLP(_NeuralDrive):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
         rows = n * j
         self._bind_runner(ctx)
-        # history [0]: position errors, [1]: velocities, each (slot, env, joint); the input rows are
-        # gathered from it in one take: column c of x reads block b_c at slot (w - i_c) % h, i.e. flat
-        # index b_c * h * rows + slot * rows + row = base[row, c] + offset_w[c]
+        # history [0]: position errors, [1]: velocities, each (slot, env, joint). Column c of the input
+        # rows reads block b_c at slot (w - i_c) % h. Small batches gather all columns in one take (flat
+        # index b_c * h * rows + slot * rows + row, one table per slot); large ones (where the index
+        # would cost more than it saves) multiply column by column.
         self._hist_t, self._hist = self._buffer(ctx, shape=(2, h, n, j))
-        self._flat = self._hist.reshape(-1)
         first, second = ((0, self.pos_scale), (1, self.vel_scale))[:: 1 if self.input_order == "pos_vel" else -1]
-        cols = [(b, sc, i) for b, sc in (first, second) for i in self.input_idx]
-        dev = ctx.device
-        block = torch.tensor([b * h * rows for b, _, _ in cols], dtype=torch.int64, device=dev)
-        base = torch.arange(rows, dtype=torch.int64, device=dev)[:, None] + block[None, :]
-        self._base = ctx.ops.view(base)
-        self._offsets = [ctx.ops.view(torch.tensor([((w - i) % h) * rows for _, _, i in cols], dtype=torch.int64, device=dev))
-                         for w in range(h)]
-        self._index = ctx.ops.view(torch.zeros((rows, 2 * k), dtype=torch.int64, device=dev))
-        small = h * rows * 2 * k <= _CACHED_INDEX_ELEMENTS  # then one index table per slot, built once
-        self._indices = [ctx.ops.view(base + torch.as_tensor(o)) for o in self._offsets] if small else None
-        self._scales = ctx.ops.view(torch.tensor([sc for _, sc, _ in cols], dtype=ctx.dtype, device=dev))
-        self._unscaled = self.pos_scale == 1.0 and self.vel_scale == 1.0
-        self._gather = self._x if ctx.dtype == torch.float32 else self._buffer(ctx, shape=(rows, 2 * k))[1]
+        self._cols = [(b, sc, i) for b, sc in (first, second) for i in self.input_idx]
+        self._indices = None
+        if h * rows * 2 * k <= _CACHED_INDEX_ELEMENTS and ctx.dtype == torch.float32:
+            dev = ctx.device
+            base = torch.arange(rows, dtype=torch.int64, device=dev)[:, None]
+            self._indices = [ctx.ops.view(base + torch.tensor([b * h * rows + ((w - i) % h) * rows for b, _, i in self._cols],
+                                                               dtype=torch.int64, device=dev)) for w in range(h)]
+            self._flat = self._hist.reshape(-1)
+            self._scales = ctx.ops.view(torch.tensor([sc for _, sc, _ in self._cols], dtype=ctx.dtype, device=dev))
         self._slot = h - 1  # the first compute writes slot 0
 
     def reset(self, env_ids):
@@ -421,14 +381,14 @@ class DriveNeuralMLP(_NeuralDrive):
         w = self._slot = (self._slot + 1) % self.history_length
         xp.subtract(tq, q, out=hist[0, w])
         hist[1, w][...] = qd
+        x = self._x
         if self._indices is not None:
-            index = self._indices[w]
+            ops.take_flat(self._flat, self._indices[w], x)
+            xp.multiply(x, self._scales, out=x)
         else:
-            index = self._index
-            xp.add(self._base, self._offsets[w], out=index)
-        ops.take_flat(self._flat, index, self._gather)
-        if not self._unscaled or self._gather is not self._x:
-            xp.multiply(self._gather, self._scales, out=self._x)
+            h = self.history_length
+            for c, (b, sc, i) in enumerate(self._cols):
+                xp.multiply(hist[b, (w - i) % h].reshape(-1), sc, out=x[:, c])
         self._write_out(self._forward(), self.torque_scale, 0.0, out)
 
 

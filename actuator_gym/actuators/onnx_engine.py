@@ -43,6 +43,7 @@ are one mechanism whichever engine runs the network.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any, Sequence
 
@@ -57,6 +58,8 @@ __all__ = [
     "onnxruntime_available",
     "check_engine_options",
     "ort_session",
+    "prepare_session",
+    "bind_runner",
     "TorchRunner",
     "OrtRunner",
 ]
@@ -217,10 +220,50 @@ class OrtRunner:
         return self.y
 
 
+def _state_dims(net) -> tuple[int, int, int] | None:
+    """``(num_states, num_layers, hidden_size)`` of a recurrent network, None for an MLP."""
+    m = net.module
+    return None if net.kind == "mlp" else (m.num_states, m.num_layers, m.hidden_size)
+
+
+def _ort_runner(net, session, rows: int, in_features: int) -> OrtRunner:
+    m = net.module
+    return OrtRunner(session, net.source, m.feed_names, m.fetch_names, rows, in_features, _state_dims(net))
+
+
+def prepare_session(net, owner: str, engine: str, threads: int, in_features: int):
+    """The onnxruntime session for ``net`` (a :class:`~.checkpoints.LoadedNetwork`) where it may run
+    there (an ONNX file, ``engine`` not ``"torch"``, onnxruntime installed or forced), checked on dummy
+    batches of 3 and 5 rows; None otherwise. A refusal raises when forced and warns under ``"auto"``."""
+    if net.onnx_model is None or engine == "torch" or (engine == "auto" and not onnxruntime_available()):
+        return None
+    try:
+        session = ort_session(net.onnx_model, net.source, threads)
+        for rows in (3, 5):
+            _ort_runner(net, session, rows, in_features)
+    except ValueError as exc:
+        if engine == "onnxruntime":
+            raise
+        warnings.warn(f"{owner}: onnx_engine='auto' runs the network on torch: {exc}", RuntimeWarning, stacklevel=4)
+        return None
+    return session
+
+
+def bind_runner(net, session, engine: str, ctx, in_features: int):
+    """The runner for one model (``ctx``: its batch and device): onnxruntime on the CPU when a session
+    was prepared, else torch (the module copied to the model's device). ``ValueError`` for
+    ``engine="onnxruntime"`` on another device."""
+    rows, cpu = ctx.num_envs * ctx.num_joints, ctx.device.type == "cpu"
+    if engine == "onnxruntime" and not cpu:
+        raise ValueError(
+            f"{ctx.owner}: onnx_engine='onnxruntime' runs on the CPU; this model is on {ctx.device}; "
+            f"use onnx_engine='auto' (torch there) or 'torch'"
+        )
+    if cpu and session is not None:
+        return _ort_runner(net, session, rows, in_features)
+    module = net.module if cpu else copy.deepcopy(net.module).to(ctx.device)
+    return TorchRunner(module, rows, in_features, _state_dims(net), ctx.device)
+
+
 def _bind(method, name: str, t: torch.Tensor) -> None:
     method(name, "cpu", 0, np.float32, list(t.shape), t.data_ptr())
-
-
-def warn_fallback(owner: str, reason: str) -> None:
-    """``onnx_engine="auto"`` falling back to torch because onnxruntime refused the file."""
-    warnings.warn(f"{owner}: onnx_engine='auto' runs the network on torch: {reason}", RuntimeWarning, stacklevel=3)

@@ -3,7 +3,6 @@ by step (history, recurrent state, partial resets, scaling), the engine choice a
 the loader's safety rules holding for what onnxruntime is given."""
 
 import json
-import warnings
 
 import numpy as np
 import onnx
