@@ -10,9 +10,11 @@ One network is shared by all joints: every ``(env, joint)`` element is one row o
 rows ordered env-major (``row = env * num_joints + joint``). Inputs are the position error
 ``q* - q`` (the delayed ``q*`` when a delay is present) and the raw measured velocity ``qd``.
 History and recurrent state are per element, start at zero and are zeroed only for the envs
-being reset. The network runs under ``torch.inference_mode`` on the model's device; on the CPU
-(numpy) path the input rows are filled in place in a float32 buffer that torch reads without a
-copy, and the result is written into the drive's ``out`` array.
+being reset. The drive fills the input rows ``(rows, in_features)`` (float32) in place and the
+network's engine runs on them (:mod:`.onnx_engine`, ``onnx_engine="auto" | "onnxruntime" | "torch"``,
+``onnx_threads``): onnxruntime for ONNX files on the CPU when it is installed, else torch under
+``torch.inference_mode`` on the model's device; the result is written into the drive's ``out`` array.
+The MLP gathers its history columns in one ``take`` from a ``(2, history, env, joint)`` buffer.
 
 Parameters come from the checkpoint's metadata where present (ONNX, ``.npz``, and the
 ``metadata.json`` extra file of TorchScript / ``.pt2`` archives, see :mod:`.checkpoints`).
@@ -36,7 +38,6 @@ drives (``ValueError`` at construction).
 
 from __future__ import annotations
 
-import copy
 import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -46,8 +47,9 @@ import torch
 from torch import nn
 
 from .checkpoints import LoadedNetwork, load_network, validate_network
-from .limits import NetworkLimits, current_network_limits
 from .drives import Drive
+from .limits import NetworkLimits, current_network_limits
+from .onnx_engine import DEFAULT_ONNX_THREADS, bind_runner, check_engine_options, prepare_session
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
 
@@ -60,6 +62,11 @@ GRU_INPUT_COLUMNS = (
     "velocity_error",
 )
 """Input columns a GRU drive computes itself; one more name is a caller-supplied custom column."""
+
+
+_CACHED_INDEX_ELEMENTS = 1 << 16
+"""An MLP's gather indices are kept per history slot up to this many elements (small batches);
+above it they are computed each substep (one add) to bound the memory."""
 
 
 def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases: str) -> Any:
@@ -136,12 +143,15 @@ class _NeuralDrive(Drive):
         allow_unsafe_checkpoint: bool,
         metadata: Mapping[str, Any] | None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
         super().__init__()
         name = type(self).__name__
         self.limits = limits or current_network_limits()
         if not isinstance(self.limits, NetworkLimits):
             raise TypeError(f"{name}: limits must be a NetworkLimits, got {type(limits).__name__}")
+        self.onnx_engine, self.onnx_threads = check_engine_options(name, onnx_engine, onnx_threads)
         if (network_file is None) == (network is None):
             raise ValueError(f"{name}: give exactly one of network_file= (a checkpoint path) or network= (a module)")
         if network_file is not None:
@@ -163,6 +173,14 @@ class _NeuralDrive(Drive):
         self.metadata = {**self.net.metadata, **self._arg_metadata}
         self._owner = f"{name} ({self.net.source})"
         """Names the drive and its checkpoint in error messages."""
+        if self.onnx_engine == "onnxruntime" and self.net.onnx_model is None:
+            raise ValueError(
+                f"{self._owner}: onnx_engine='onnxruntime' runs ONNX checkpoints only; this network is a "
+                f"{self.net.format}; use onnx_engine='auto' or 'torch'"
+            )
+        self._session = None  # onnxruntime's, built at validation where it may run the net; shared by the bound copies
+        self.engine: str | None = None
+        """The engine running the network once bound to a model: ``"onnxruntime"`` or ``"torch"`` (:mod:`.onnx_engine`)."""
 
     def _origin(self, key: str) -> str:
         """Where metadata ``key`` came from, for error messages."""
@@ -213,35 +231,44 @@ class _NeuralDrive(Drive):
 
     def _validate(self, in_features: int) -> None:
         validate_network(self.net, in_features, limits=self.limits)
+        self.validated_features = in_features
+        self._session = prepare_session(self.net, self._owner, self.onnx_engine, self.onnx_threads, in_features)
 
-    def _forward(self, *args):
-        """``self._net(*args)``; any failure at compute is a ``ValueError`` naming the checkpoint."""
+    def _bind_runner(self, ctx) -> None:
+        """The engine for this model (``self._runner``: input rows ``x``, recurrent ``state``, ``run()``;
+        :func:`~.onnx_engine.bind_runner`), ``self._x`` (the input rows in the model's array library)
+        and ``self._y_fixed`` (onnxruntime's bound output as ``(num_envs, num_joints)``, else None)."""
+        self._runner = bind_runner(self.net, self._session, self.onnx_engine, ctx, self.validated_features)
+        self.engine = self._runner.engine
+        self._x = ctx.ops.view(self._runner.x)
+        fixed = getattr(self._runner, "y", None)
+        self._y_fixed = None if fixed is None else ctx.ops.view(fixed.reshape(ctx.num_envs, ctx.num_joints))
+
+    def _forward(self) -> torch.Tensor:
+        """The network on the input rows; any failure at compute is a ``ValueError`` naming the checkpoint."""
         try:
-            return self._net(*args)
+            return self._runner.run()
         except ValueError:
             raise
         except Exception as exc:
             raise ValueError(f"{self._ctx.owner}: the network {self.net.source} failed at compute ({type(exc).__name__}: {exc})") from None
 
-    def _bind_net(self, ctx) -> nn.Module:
-        module = self.net.module
-        if ctx.device.type != "cpu":
-            module = copy.deepcopy(module).to(ctx.device)
-        return module
-
     def _write_out(self, y: torch.Tensor, scale: float, offset: float, out) -> None:
         """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
         ctx = self._ctx
         xp = ctx.ops.xp
-        rows = ctx.num_envs * ctx.num_joints
-        if tuple(y.shape) != (rows, 1):
-            raise ValueError(
-                f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
-                f"(num_envs * num_joints); expected ({rows}, 1)"
-            )
-        y = y.reshape(ctx.num_envs, ctx.num_joints)
-        if ctx.ops.name == "numpy":
-            y = y.numpy()
+        if self._y_fixed is not None:  # onnxruntime's bound output buffer, its shape checked at bind
+            y = self._y_fixed
+        else:
+            rows = ctx.num_envs * ctx.num_joints
+            if tuple(y.shape) != (rows, 1):
+                raise ValueError(
+                    f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
+                    f"(num_envs * num_joints); expected ({rows}, 1)"
+                )
+            y = y.reshape(ctx.num_envs, ctx.num_joints)
+            if ctx.ops.name == "numpy":
+                y = y.numpy()
         xp.multiply(y, scale, out=out)
         if offset != 0.0:
             xp.add(out, offset, out=out)
@@ -266,6 +293,9 @@ class DriveNeuralMLP(_NeuralDrive):
         allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
         metadata: extra metadata for files that carry none.
         limits: what the checkpoint may declare (default: the limits in force).
+        onnx_engine: ``"auto"`` (default), ``"onnxruntime"`` or ``"torch"``: what runs an ONNX
+            network (:mod:`.onnx_engine`; the LSTM and GRU drives take it too).
+        onnx_threads: onnxruntime intra-op threads, 1..256 (default 1).
     """
 
     KIND = "mlp"
@@ -286,8 +316,10 @@ class DriveNeuralMLP(_NeuralDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         me = self._owner
         if input_order is not None and input_order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {input_order!r}")
@@ -318,70 +350,66 @@ class DriveNeuralMLP(_NeuralDrive):
 
     def _setup(self, ctx):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
-        self._net = self._bind_net(ctx)
-        self._hist_e_t, self._hist_e = self._buffer(ctx, shape=(h, n, j))
-        self._hist_v_t, self._hist_v = self._buffer(ctx, shape=(h, n, j))
-        self._x_t = torch.zeros((2 * k, n * j), dtype=torch.float32, device=ctx.device)
-        self._x = ctx.ops.view(self._x_t)
-        self._pos_row = 0 if self.input_order == "pos_vel" else k
-        self._vel_row = k - self._pos_row
+        rows = n * j
+        self._bind_runner(ctx)
+        # history [0]: position errors, [1]: velocities, each (slot, env, joint). Column c of the input
+        # rows reads block b_c at slot (w - i_c) % h. Small batches gather all columns in one take (flat
+        # index b_c * h * rows + slot * rows + row, one table per slot); large ones (where the index
+        # would cost more than it saves) multiply column by column.
+        self._hist_t, self._hist = self._buffer(ctx, shape=(2, h, n, j))
+        first, second = ((0, self.pos_scale), (1, self.vel_scale))[:: 1 if self.input_order == "pos_vel" else -1]
+        self._cols = [(b, sc, i) for b, sc in (first, second) for i in self.input_idx]
+        self._indices = None
+        if h * rows * 2 * k <= _CACHED_INDEX_ELEMENTS and ctx.dtype == torch.float32:
+            dev = ctx.device
+            base = torch.arange(rows, dtype=torch.int64, device=dev)[:, None]
+            self._indices = [ctx.ops.view(base + torch.tensor([b * h * rows + ((w - i) % h) * rows for b, _, i in self._cols],
+                                                               dtype=torch.int64, device=dev)) for w in range(h)]
+            self._flat = self._hist.reshape(-1)
+            self._scales = ctx.ops.view(torch.tensor([sc for _, sc, _ in self._cols], dtype=ctx.dtype, device=dev))
         self._slot = h - 1  # the first compute writes slot 0
 
     def reset(self, env_ids):
         if env_ids is None:
-            self._hist_e_t.zero_()
-            self._hist_v_t.zero_()
+            self._hist_t.zero_()
         else:
-            self._hist_e_t[:, env_ids] = 0.0
-            self._hist_v_t[:, env_ids] = 0.0
+            self._hist_t[:, :, env_ids] = 0.0
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
-        xp, h = self._ctx.ops.xp, self.history_length
-        w = self._slot = (self._slot + 1) % h
-        xp.subtract(tq, q, out=self._hist_e[w])
-        self._hist_v[w][...] = qd
-        x, pr, vr = self._x, self._pos_row, self._vel_row
-        for k, i in enumerate(self.input_idx):
-            s = (w - i) % h
-            xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[pr + k])
-            xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[vr + k])
-        with torch.inference_mode():
-            y = self._forward(self._x_t.T)
-            self._write_out(y, self.torque_scale, 0.0, out)
+        ops = self._ctx.ops
+        xp, hist = ops.xp, self._hist
+        w = self._slot = (self._slot + 1) % self.history_length
+        xp.subtract(tq, q, out=hist[0, w])
+        hist[1, w][...] = qd
+        x = self._x
+        if self._indices is not None:
+            ops.take_flat(self._flat, self._indices[w], x)
+            xp.multiply(x, self._scales, out=x)
+        else:
+            h = self.history_length
+            for c, (b, sc, i) in enumerate(self._cols):
+                xp.multiply(hist[b, (w - i) % h].reshape(-1), sc, out=x[:, c])
+        self._write_out(self._forward(), self.torque_scale, 0.0, out)
 
 
 # ---------------------------------------------------------------------------------------------
 class _RecurrentDrive(_NeuralDrive):
-    def _setup_state(self, ctx, in_features: int):
-        n, j = ctx.num_envs, ctx.num_joints
-        self._net = self._bind_net(ctx)
-        m = self.net.module
-        self._state_t = [
-            torch.zeros((m.num_layers, n * j, m.hidden_size), dtype=torch.float32, device=ctx.device)
-            for _ in range(m.num_states)
-        ]
-        self._x_t = torch.zeros((in_features, n * j), dtype=torch.float32, device=ctx.device)
-        self._x = ctx.ops.view(self._x_t)
-
     @property
     def hidden_state(self) -> tuple[torch.Tensor, ...]:
-        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``)."""
-        return tuple(self._state_t)
+        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``);
+        the buffers in force until the next compute (copy to keep them)."""
+        return tuple(self._runner.state)
 
     def reset(self, env_ids):
         ctx = self._ctx
-        for s in self._state_t:
+        for s in self._runner.state:
             if env_ids is None:
                 s.zero_()
             else:
                 s.view(s.shape[0], ctx.num_envs, ctx.num_joints, s.shape[2])[:, env_ids] = 0.0
 
     def _run(self, scale: float, offset: float, out) -> None:
-        with torch.inference_mode():
-            y, new = self._forward(self._x_t.T, tuple(self._state_t))
-            for s, v in zip(self._state_t, new):
-                s.copy_(v)
-            self._write_out(y, scale, offset, out)
+        self._write_out(self._forward(), scale, offset, out)
 
 
 class DriveNeuralLSTM(_RecurrentDrive):
@@ -411,22 +439,24 @@ class DriveNeuralLSTM(_RecurrentDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         self.pos_scale, self.vel_scale, self.torque_scale = self._io_scales(pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
 
     def _setup(self, ctx):
-        self._setup_state(ctx, 2)
+        self._bind_runner(ctx)
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         xp, x = self._ctx.ops.xp, self._x
-        e = x[0].reshape(q.shape)
+        e = x[:, 0].reshape(q.shape)
         xp.subtract(tq, q, out=e)
         if self.pos_scale != 1.0:
             xp.multiply(e, self.pos_scale, out=e)
-        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[1])
+        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[:, 1])
         self._run(self.torque_scale, 0.0, out)
 
 
@@ -475,8 +505,10 @@ class DriveNeuralGRU(_RecurrentDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         me, m = self._owner, self.metadata
         cols = self._layout("input_columns", input_columns)
         if not cols:
@@ -526,7 +558,7 @@ class DriveNeuralGRU(_RecurrentDrive):
         self._validate(len(cols))
 
     def _setup(self, ctx):
-        self._setup_state(ctx, len(self.input_columns))
+        self._bind_runner(ctx)
         self._tmp_t, self._tmp = self._buffer(ctx)
         self._custom_t, self._custom = self._buffer(ctx)
         self._custom_fresh = False
@@ -560,7 +592,7 @@ class DriveNeuralGRU(_RecurrentDrive):
                 f"model.drive.set_custom_input(values) before every compute"
             )
         for r, (col, mean, std) in enumerate(zip(self.input_columns, self.input_mean, self.input_std)):
-            row = x[r].reshape(q.shape)
+            row = x[:, r].reshape(q.shape)
             if col == "position":
                 src = q
             elif col == "target_position":
