@@ -49,6 +49,7 @@ from torch import nn
 from .checkpoints import LoadedNetwork, load_network, validate_network
 from .drives import Drive
 from .limits import NetworkLimits, current_network_limits
+from .neural_meta import SCALE_KEYS, as_mapping, finite_scale, history_steps, meta_value, short_repr
 from .onnx_engine import DEFAULT_ONNX_THREADS, bind_runner, check_engine_options, prepare_session
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
@@ -67,67 +68,6 @@ GRU_INPUT_COLUMNS = (
 _CACHED_INDEX_ELEMENTS = 1 << 16
 """An MLP's gather indices are kept per history slot up to this many elements (small batches);
 above it they are computed each substep (one add) to bound the memory."""
-
-
-def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases: str) -> Any:
-    if value is not None:
-        return value
-    for key in (name, *aliases):
-        if key in meta:
-            return meta[key]
-    return default
-
-
-_SCALE_KEYS = ("pos_scale", "vel_scale", "torque_scale", "effort_scale")
-
-
-def _finite_scale(owner: str, name: str, v: Any, nonzero: bool = False) -> float:
-    """``float(v)``; ``ValueError`` naming ``owner`` unless a finite number (and non-zero with ``nonzero``)."""
-    if isinstance(v, (bool, str, bytes)):
-        raise ValueError(f"{owner}: {name} must be a number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{owner}: {name} must be a number, got {v!r}") from None
-    if not math.isfinite(f) or (nonzero and f == 0.0):
-        allowed = "finite, non-zero numbers" if nonzero else "finite numbers"
-        raise ValueError(f"{owner}: {name} must be finite{' and non-zero' if nonzero else ''}, got {f}; allowed: {allowed}")
-    return f
-
-
-def _history(owner: str, idx: Any, limits: NetworkLimits) -> list[int]:
-    """``input_idx`` as a list of ints in ``[0, limits.max_history_steps)``, at most that many."""
-    items = list(idx) if isinstance(idx, (list, tuple, np.ndarray, torch.Tensor)) else None
-    hi = limits.max_history_steps
-
-    def step(i: Any) -> bool:
-        if isinstance(i, (bool, np.bool_, str, bytes)):
-            return False
-        try:
-            f = float(i)
-        except (TypeError, ValueError, RuntimeError, OverflowError):
-            return False
-        return math.isfinite(f) and f.is_integer() and 0 <= f < hi
-
-    if not (items and len(items) <= hi and all(step(i) for i in items)):
-        raise ValueError(
-            f"{owner}: input_idx must be a non-empty list of at most {limits.max_history_steps} integers in "
-            f"[0, {limits.max_history_steps - 1}] (substeps back; NetworkLimits.max_history_steps), got {_short(idx)}"
-        )
-    return [int(i) for i in items]
-
-
-def _mapping(owner: str, name: str, x: Any) -> Mapping:
-    if x is None:
-        return {}
-    if not isinstance(x, Mapping):
-        raise ValueError(f"{owner}: {name} must be a mapping, got {type(x).__name__}")
-    return x
-
-
-def _short(x: Any, n: int = 80) -> str:
-    r = repr(x)
-    return r if len(r) <= n else r[:n] + "..."
 
 
 class _NeuralDrive(Drive):
@@ -169,7 +109,7 @@ class _NeuralDrive(Drive):
             network.eval()  # our convention: inference only
             self.net = LoadedNetwork(module=network, kind=self.KIND, metadata={}, source=f"<{type(network).__name__}>")
             self._raw = {"network": self.net.source}
-        self._arg_metadata = dict(_mapping(f"{name} ({self.net.source})", "metadata", metadata))
+        self._arg_metadata = dict(as_mapping(f"{name} ({self.net.source})", "metadata", metadata))
         self.metadata = {**self.net.metadata, **self._arg_metadata}
         self._owner = f"{name} ({self.net.source})"
         """Names the drive and its checkpoint in error messages."""
@@ -195,7 +135,7 @@ class _NeuralDrive(Drive):
             norm = lambda x: [v for v in x] if isinstance(x, (list, tuple, np.ndarray, torch.Tensor)) else x  # noqa: E731
             if norm(given) != norm(m[key]):
                 raise ValueError(
-                    f"{self._owner}: {key}={_short(given)} disagrees with {key}={_short(m[key])} in {self._origin(key)}; "
+                    f"{self._owner}: {key}={short_repr(given)} disagrees with {key}={short_repr(m[key])} in {self._origin(key)}; "
                     f"the input layout a network was trained with cannot be overridden (omit {key}= to use it)"
                 )
         return given if given is not None else m.get(key)
@@ -206,10 +146,10 @@ class _NeuralDrive(Drive):
         both given with different values is an error. Every scale the metadata declares is checked,
         also when a keyword overrides it (a bad value in a file is an error naming the file)."""
         me, m = self._owner, self.metadata
-        stored = {k: _finite_scale(me, f"{k} in {self._origin(k)}", m[k], nonzero=True) for k in _SCALE_KEYS if k in m}
+        stored = {k: finite_scale(me, f"{k} in {self._origin(k)}", m[k], nonzero=True) for k in SCALE_KEYS if k in m}
         given = {
-            k: _finite_scale(me, k, v, nonzero=True)
-            for k, v in zip(_SCALE_KEYS, (pos_scale, vel_scale, torque_scale, effort_scale))
+            k: finite_scale(me, k, v, nonzero=True)
+            for k, v in zip(SCALE_KEYS, (pos_scale, vel_scale, torque_scale, effort_scale))
             if v is not None
         }
         for src, where in ((stored, "in the metadata"), (given, "as keywords")):
@@ -324,7 +264,7 @@ class DriveNeuralMLP(_NeuralDrive):
         if input_order is not None and input_order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {input_order!r}")
         if input_idx is not None:  # the keyword's range first, then its agreement with the metadata
-            input_idx = _history(me, input_idx, self.limits)
+            input_idx = history_steps(me, input_idx, self.limits)
         order = self._layout("input_order", input_order)
         idx = self._layout("input_idx", input_idx)
         defaulted = [k for k, v in (("input_order", order), ("input_idx", idx)) if v is None]
@@ -332,7 +272,7 @@ class DriveNeuralMLP(_NeuralDrive):
         idx = [0] if idx is None else idx
         if order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {order!r}")
-        idx = _history(me, idx, self.limits)
+        idx = history_steps(me, idx, self.limits)
         self.input_order = order
         self.input_idx = idx
         self.history_length = max(idx) + 1
@@ -514,7 +454,7 @@ class DriveNeuralGRU(_RecurrentDrive):
         if not cols:
             raise ValueError(f"{me}: input_columns is required (not in {self.net.source}); known: {list(GRU_INPUT_COLUMNS)}")
         if not isinstance(cols, (list, tuple)) or not all(isinstance(c, str) for c in cols):
-            raise ValueError(f"{me}: input_columns must be a list of column names, got {_short(cols)}; known: {list(GRU_INPUT_COLUMNS)}")
+            raise ValueError(f"{me}: input_columns must be a list of column names, got {short_repr(cols)}; known: {list(GRU_INPUT_COLUMNS)}")
         cols = [str(c) for c in cols]
         custom = [c for c in cols if c not in GRU_INPUT_COLUMNS]
         if len(custom) > 1:
@@ -525,8 +465,8 @@ class DriveNeuralGRU(_RecurrentDrive):
             raise ValueError(f"{me}: input_columns has duplicates: {cols}")
         self.input_columns = cols
         self.custom_column = custom[0] if custom else None
-        norm = _mapping(me, "normalization", m.get("normalization"))
-        inp, tgt = _mapping(me, "normalization.inputs", norm.get("inputs")), _mapping(me, "normalization.targets", norm.get("targets"))
+        norm = as_mapping(me, "normalization", m.get("normalization"))
+        inp, tgt = as_mapping(me, "normalization.inputs", norm.get("inputs")), as_mapping(me, "normalization.targets", norm.get("targets"))
 
         def per_col(given, stored, default, what):
             if given is None:
@@ -535,23 +475,23 @@ class DriveNeuralGRU(_RecurrentDrive):
                 vals = [given[c] if c in given else stored.get(c, default) if isinstance(stored, Mapping) else default for c in cols]
             else:
                 if not isinstance(given, (list, tuple, np.ndarray, torch.Tensor)):
-                    raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {_short(given)}")
+                    raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {short_repr(given)}")
                 vals = list(given)
                 if len(vals) != len(cols):
                     raise ValueError(f"{me}: {what} needs {len(cols)} values (one per input column), got {len(vals)}")
-            return [_finite_scale(me, f"{what}[{c}]", v) for c, v in zip(cols, vals)]
+            return [finite_scale(me, f"{what}[{c}]", v) for c, v in zip(cols, vals)]
 
         self.input_mean = per_col(input_mean, inp.get("mean", {}), 0.0, "input_mean")
         self.input_std = per_col(input_std, inp.get("std", {}), 1.0, "input_std")
         for c, s in zip(cols, self.input_std):
             if s <= 0:
                 raise ValueError(f"{me}: input_std for column {c!r} must be > 0, got {s}")
-        tm = torque_mean if torque_mean is not None else _mapping(me, "normalization.targets.mean", tgt.get("mean")).get("torque", 0.0)
-        tsd = torque_std if torque_std is not None else _mapping(me, "normalization.targets.std", tgt.get("std")).get("torque", 1.0)
-        self.torque_mean = _finite_scale(me, "torque_mean", tm)
-        self.torque_std = _finite_scale(me, "torque_std", tsd, nonzero=True)
-        dt_s = _pick("sample_dt_s", sample_dt_s, m, None)
-        self.sample_dt_s = None if dt_s is None else _finite_scale(me, "sample_dt_s", dt_s)
+        tm = torque_mean if torque_mean is not None else as_mapping(me, "normalization.targets.mean", tgt.get("mean")).get("torque", 0.0)
+        tsd = torque_std if torque_std is not None else as_mapping(me, "normalization.targets.std", tgt.get("std")).get("torque", 1.0)
+        self.torque_mean = finite_scale(me, "torque_mean", tm)
+        self.torque_std = finite_scale(me, "torque_std", tsd, nonzero=True)
+        dt_s = meta_value("sample_dt_s", sample_dt_s, m, None)
+        self.sample_dt_s = None if dt_s is None else finite_scale(me, "sample_dt_s", dt_s)
         if self.sample_dt_s is not None and self.sample_dt_s <= 0:
             raise ValueError(f"{me}: sample_dt_s must be > 0 s, got {self.sample_dt_s}")
         _check_recurrent(self.net, len(cols))
