@@ -4,7 +4,8 @@
 
 For each batch size (num_envs, num_joints) both implementations run the same law on the same
 inputs, alternately, for several rounds; the table shows medians (us per call) and the ratio
-ours / numpy (lower is better). Neural drives are timed too when their module is present.
+ours / numpy (lower is better). Neural drives are timed too (``neural_step.py``): the MLP and LSTM
+actuators on both network engines against onnxruntime's bare network on the same rows.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def main(argv=None):
         from neural_step import neural_rows  # noqa: E402
     except ImportError:
         return
-    print("\nNeural drives (+ DC motor clamp), median us per compute call")
+    print("\nNeural drives (+ DC motor clamp), median us per compute call, on each engine; raw ort: onnxruntime's bare")
+    print("network on the same rows (1 thread, prebound buffers); /raw: the whole actuator over it")
     for row in neural_rows():
         print(row)
 

@@ -5,9 +5,11 @@
 ``ActuatorNetMLPCfg`` (MLP 6-32-32-1 softsign, history ``input_idx=[0, 2, 4]``) and
 ``ActuatorNetLSTMCfg`` (LSTM hidden 32, linear head), both followed by the DC-motor clamp; the
 networks are written as ONNX (our own exporter) into a temporary folder and loaded through the
-normal loader. For each size both models run in alternating rounds; the table shows medians and
-the per-element cost. ``neural_rows()`` returns the printed rows (``benchmarks/actuator_step.py``
-includes them).
+normal loader. Each model runs on both engines (``onnx_engine="onnxruntime"`` and ``"torch"``),
+and onnxruntime's bare network runs on the same rows (one thread, prebound buffers, and plain
+``session.run``); everything of one size runs in alternating rounds; the table shows medians, the
+per-element cost and the whole actuator's time over the bare network's. ``neural_rows()`` returns
+the printed rows (``benchmarks/actuator_step.py`` includes them).
 """
 
 from __future__ import annotations
@@ -48,34 +50,84 @@ def _time(model, n, j, repeats, rng):
     return (time.perf_counter() - t0) / repeats * 1e6
 
 
+def _raw_network(path: Path, kind: str, rows: int):
+    """``(bound, plain)``: callables running the bare network on onnxruntime for ``rows`` rows --
+    through prebound buffers (``run_with_iobinding``, what the engine does) and through
+    ``session.run`` with a feed dict (the everyday call)."""
+    from actuator_gym.actuators.checkpoints import load_network
+    from actuator_gym.actuators.onnx_engine import OrtRunner, ort_session
+
+    net = load_network(path, kind)
+    m = net.module
+    session = ort_session(net.onnx_model, str(path), 1)
+    state = None if kind == "mlp" else (m.num_states, m.num_layers, m.hidden_size)
+    f = 6 if kind == "mlp" else 2
+    runner = OrtRunner(session, str(path), m.feed_names, m.fetch_names, rows, f, state)
+    x = np.random.default_rng(0).standard_normal((rows, f) if kind == "mlp" else (1, rows, f)).astype(np.float32)
+    feeds = {m.feed_names[0]: x, **{n: np.zeros((1, rows, m.hidden_size), np.float32) for n in m.feed_names[1:]}}
+    fetches = list(m.fetch_names)
+    return runner.run, (lambda: session.run(fetches, feeds))
+
+
+ENGINES = ("onnxruntime", "torch")
+
+
 def neural_timings(repeats: int = 300, rounds: int = 5) -> list[dict]:
-    """``[{"model", "num_envs", "num_joints", "median_us", "us_per_element"}]``."""
+    """``[{"model", "engine", "num_envs", "num_joints", "median_us", "us_per_element", "raw_us", "raw_run_us"}]``:
+    the whole actuator (history, network, DC-motor clamp) on each engine, and onnxruntime's bare
+    network on the same rows (``raw_us``: prebound buffers; ``raw_run_us``: ``session.run``), all
+    timed in alternating rounds."""
     rng = np.random.default_rng(0)
     rows = []
     with tempfile.TemporaryDirectory() as d:
         mlp, lstm = _nets(Path(d))
-        cfgs = {
-            "ActuatorNetMLP": ActuatorNetMLPCfg(network_file=str(mlp), saturation_effort=120.0, actuator_effort_limit=80.0, actuator_velocity_limit=7.5),
-            "ActuatorNetLSTM": ActuatorNetLSTMCfg(network_file=str(lstm), saturation_effort=120.0, actuator_effort_limit=80.0, actuator_velocity_limit=7.5),
-        }
+        files = {"ActuatorNetMLP": (mlp, "mlp", ActuatorNetMLPCfg), "ActuatorNetLSTM": (lstm, "lstm", ActuatorNetLSTMCfg)}
         for n, j in SIZES:
-            models = {k: c.build(joint_names=JOINTS[:j], num_envs=n, seed=0) for k, c in cfgs.items()}
             reps = max(5, repeats if n < 1000 else repeats // 20)
-            times = {k: [] for k in models}
+            models, raw = {}, {}
+            for name, (path, kind, cls) in files.items():
+                for e in ENGINES:
+                    cfg = cls(network_file=str(path), saturation_effort=120.0, actuator_effort_limit=80.0,
+                              actuator_velocity_limit=7.5, onnx_engine=e)
+                    models[name, e] = cfg.build(joint_names=JOINTS[:j], num_envs=n, seed=0)
+                    assert models[name, e].drive.engine == e
+                raw[name] = _raw_network(path, kind, n * j)
+            times: dict = {k: [] for k in [*models, *((k, "raw") for k in raw), *((k, "run") for k in raw)]}
             for _ in range(rounds):
                 for k, m in models.items():
                     times[k].append(_time(m, n, j, reps, rng))
-            for k in models:
-                med = statistics.median(times[k])
-                rows.append({"model": k, "num_envs": n, "num_joints": j, "median_us": med, "us_per_element": med / (n * j)})
+                for k, (bound, plain) in raw.items():
+                    times[k, "raw"].append(_time_call(bound, reps))
+                    times[k, "run"].append(_time_call(plain, reps))
+            for (name, e) in models:
+                med = statistics.median(times[name, e])
+                rows.append({
+                    "model": name, "engine": e, "num_envs": n, "num_joints": j, "median_us": med,
+                    "us_per_element": med / (n * j), "raw_us": statistics.median(times[name, "raw"]),
+                    "raw_run_us": statistics.median(times[name, "run"]),
+                })
     return rows
 
 
+def _time_call(fn, repeats):
+    for _ in range(10):
+        fn()
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - t0) / repeats * 1e6
+
+
 def neural_rows(repeats: int = 300, rounds: int = 5) -> list[str]:
-    """The table as printed lines (header first)."""
-    out = [f"{'model':>16} {'(envs, joints)':>16} {'median us':>10} {'us/element':>11}"]
+    """The table as printed lines (header first); ``/raw``: the whole actuator over onnxruntime's bare
+    network (prebound buffers) on the same rows."""
+    out = [f"{'model':>16} {'engine':>12} {'(envs, joints)':>16} {'median us':>10} {'us/element':>11} "
+           f"{'raw ort us':>11} {'session.run us':>15} {'/raw':>6}"]
     for r in neural_timings(repeats, rounds):
-        out.append(f"{r['model']:>16} {str((r['num_envs'], r['num_joints'])):>16} {r['median_us']:10.1f} {r['us_per_element']:11.4f}")
+        out.append(
+            f"{r['model']:>16} {r['engine']:>12} {str((r['num_envs'], r['num_joints'])):>16} {r['median_us']:10.1f} "
+            f"{r['us_per_element']:11.4f} {r['raw_us']:11.1f} {r['raw_run_us']:15.1f} {r['median_us'] / r['raw_us']:6.2f}"
+        )
     return out
 
 

@@ -37,10 +37,11 @@ override both (rules in :mod:`.neural`).
 :class:`~.limits.NetworkLimits` before any tensor is materialized, external data is read only from
 inside the model's folder, and each node is mapped onto torch operations; recurrent nodes (LSTM,
 GRU) become ``torch.nn.LSTM`` / ``torch.nn.GRU`` modules holding the file's weights (gates
-re-ordered). So the network runs through the same torch code on CPU and GPU, batched with the rest
-of the model, with no onnxruntime dependency and no host round trip on GPU. The supported operator
-set covers what MLP / LSTM / GRU actuator nets export to; anything else is a ``ValueError`` naming
-the file and the operator.
+re-ordered): the torch engine, the same code on CPU and GPU. The validated ``ModelProto`` is kept in
+:attr:`LoadedNetwork.onnx_model`; on the CPU a drive may run it on onnxruntime instead
+(:mod:`.onnx_engine`, ``onnx_engine=``), fed those validated bytes. The supported operator set covers
+what MLP / LSTM / GRU actuator nets export to; anything else is a ``ValueError`` naming the file and
+the operator.
 
 Every network handed to a drive has one calling convention (``batch = num_envs * num_joints`` rows,
 env-major):
@@ -100,6 +101,9 @@ class LoadedNetwork:
     metadata: dict = field(default_factory=dict)
     source: str = "<module>"
     format: str = "module"
+    onnx_model: Any = None
+    """For an ONNX file: the ``ModelProto`` as :func:`~.onnx_reader.read_onnx` validated it (external
+    data inlined); what the onnxruntime engine (:mod:`.onnx_engine`) is built from. None otherwise."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,6 +372,7 @@ def load_network(
         raise _unsafe_error(p, fmt)
     meta: dict = {}
     extra_meta = dict(metadata or {})
+    model = None
     try:
         if fmt == "onnx":
             model = read_onnx(p, lim)
@@ -414,7 +419,7 @@ def load_network(
         module.eval()
     except NotImplementedError:  # torch.export modules have no train/eval switch
         pass
-    return LoadedNetwork(module=module, kind=kind, metadata=meta, source=str(p), format=fmt)
+    return LoadedNetwork(module=module, kind=kind, metadata=meta, source=str(p), format=fmt, onnx_model=model)
 
 
 def _check_kind(meta: Mapping[str, Any], kind: str, p: Path) -> None:

@@ -35,6 +35,7 @@ from typing import Sequence
 
 from .models import _PD_ALIASES, DCMotorCfg, IdealPDActuatorCfg
 from .neural import DriveNeuralGRU, DriveNeuralLSTM, DriveNeuralMLP
+from .onnx_engine import DEFAULT_ONNX_THREADS
 
 __all__ = ["NetworkFileFields", "ActuatorNetMLPCfg", "ActuatorNetLSTMCfg", "ActuatorNetGRUCfg", "GRU_STD_FLOOR", "GRU_INPUTS"]
 
@@ -61,6 +62,16 @@ class NetworkFileFields:
     allow_unsafe_checkpoint: bool = False
     """Allow checkpoint formats that can execute code when loaded (TorchScript, torch.export, pickle).
     Set it only for files you trust."""
+    onnx_engine: str = "auto"
+    """What runs an ONNX checkpoint: ``"auto"`` (onnxruntime on the CPU when installed, else torch),
+    ``"onnxruntime"`` or ``"torch"`` (:mod:`~actuator_gym.actuators.onnx_engine`)."""
+    onnx_threads: int = DEFAULT_ONNX_THREADS
+    """onnxruntime intra-op threads, in [1, 256] (default 1: the actuator shares the cores with the physics
+    and the policy; :mod:`~actuator_gym.actuators.onnx_engine`)."""
+
+    def _network_kw(self) -> dict:
+        """The keywords every learned drive takes from these fields."""
+        return {"allow_unsafe_checkpoint": self.allow_unsafe_checkpoint, "onnx_engine": self.onnx_engine, "onnx_threads": self.onnx_threads}
 
 
 @dataclass(kw_only=True)
@@ -104,7 +115,7 @@ class ActuatorNetMLPCfg(_ActuatorNetCfg):
             pos_scale=self.pos_scale,
             vel_scale=self.vel_scale,
             torque_scale=self.torque_scale,
-            allow_unsafe_checkpoint=self.allow_unsafe_checkpoint,
+            **self._network_kw(),
         )
 
 
@@ -114,7 +125,7 @@ class ActuatorNetLSTMCfg(_ActuatorNetCfg):
     with the current qd. ``stiffness`` / ``damping`` are unused."""
 
     def _drive(self):
-        return DriveNeuralLSTM(self.network_file, allow_unsafe_checkpoint=self.allow_unsafe_checkpoint)
+        return DriveNeuralLSTM(self.network_file, **self._network_kw())
 
 
 @dataclass(kw_only=True)
@@ -166,7 +177,7 @@ class ActuatorNetGRUCfg(NetworkFileFields, IdealPDActuatorCfg):
             input_std={c: s for c, (_, s) in given.items()},
             torque_mean=out[0],
             torque_std=out[1],
-            allow_unsafe_checkpoint=self.allow_unsafe_checkpoint,
+            **self._network_kw(),
         )
         r["aliases"] = {k: v for k, v in r["aliases"].items() if k not in ("stiffness", "damping")}
         return r

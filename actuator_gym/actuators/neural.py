@@ -10,9 +10,11 @@ One network is shared by all joints: every ``(env, joint)`` element is one row o
 rows ordered env-major (``row = env * num_joints + joint``). Inputs are the position error
 ``q* - q`` (the delayed ``q*`` when a delay is present) and the raw measured velocity ``qd``.
 History and recurrent state are per element, start at zero and are zeroed only for the envs
-being reset. The network runs under ``torch.inference_mode`` on the model's device; on the CPU
-(numpy) path the input rows are filled in place in a float32 buffer that torch reads without a
-copy, and the result is written into the drive's ``out`` array.
+being reset. The drive fills the input rows ``(rows, in_features)`` (float32) in place and the
+network's engine runs on them (:mod:`.onnx_engine`, ``onnx_engine="auto" | "onnxruntime" | "torch"``,
+``onnx_threads``): onnxruntime for ONNX files on the CPU when it is installed, else torch under
+``torch.inference_mode`` on the model's device; the result is written into the drive's ``out`` array.
+The MLP gathers its history columns in one ``take`` from a ``(2, history, env, joint)`` buffer.
 
 Parameters come from the checkpoint's metadata where present (ONNX, ``.npz``, and the
 ``metadata.json`` extra file of TorchScript / ``.pt2`` archives, see :mod:`.checkpoints`).
@@ -36,7 +38,6 @@ drives (``ValueError`` at construction).
 
 from __future__ import annotations
 
-import copy
 import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -46,8 +47,10 @@ import torch
 from torch import nn
 
 from .checkpoints import LoadedNetwork, load_network, validate_network
-from .limits import NetworkLimits, current_network_limits
 from .drives import Drive
+from .limits import NetworkLimits, current_network_limits
+from .neural_meta import SCALE_KEYS, as_mapping, finite_scale, history_steps, meta_value, short_repr
+from .onnx_engine import DEFAULT_ONNX_THREADS, bind_runner, check_engine_options, prepare_session
 
 __all__ = ["DriveNeuralMLP", "DriveNeuralLSTM", "DriveNeuralGRU", "GRU_INPUT_COLUMNS"]
 
@@ -62,65 +65,9 @@ GRU_INPUT_COLUMNS = (
 """Input columns a GRU drive computes itself; one more name is a caller-supplied custom column."""
 
 
-def _pick(name: str, value: Any, meta: Mapping[str, Any], default: Any, *aliases: str) -> Any:
-    if value is not None:
-        return value
-    for key in (name, *aliases):
-        if key in meta:
-            return meta[key]
-    return default
-
-
-_SCALE_KEYS = ("pos_scale", "vel_scale", "torque_scale", "effort_scale")
-
-
-def _finite_scale(owner: str, name: str, v: Any, nonzero: bool = False) -> float:
-    """``float(v)``; ``ValueError`` naming ``owner`` unless a finite number (and non-zero with ``nonzero``)."""
-    if isinstance(v, (bool, str, bytes)):
-        raise ValueError(f"{owner}: {name} must be a number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{owner}: {name} must be a number, got {v!r}") from None
-    if not math.isfinite(f) or (nonzero and f == 0.0):
-        allowed = "finite, non-zero numbers" if nonzero else "finite numbers"
-        raise ValueError(f"{owner}: {name} must be finite{' and non-zero' if nonzero else ''}, got {f}; allowed: {allowed}")
-    return f
-
-
-def _history(owner: str, idx: Any, limits: NetworkLimits) -> list[int]:
-    """``input_idx`` as a list of ints in ``[0, limits.max_history_steps)``, at most that many."""
-    items = list(idx) if isinstance(idx, (list, tuple, np.ndarray, torch.Tensor)) else None
-    hi = limits.max_history_steps
-
-    def step(i: Any) -> bool:
-        if isinstance(i, (bool, np.bool_, str, bytes)):
-            return False
-        try:
-            f = float(i)
-        except (TypeError, ValueError, RuntimeError, OverflowError):
-            return False
-        return math.isfinite(f) and f.is_integer() and 0 <= f < hi
-
-    if not (items and len(items) <= hi and all(step(i) for i in items)):
-        raise ValueError(
-            f"{owner}: input_idx must be a non-empty list of at most {limits.max_history_steps} integers in "
-            f"[0, {limits.max_history_steps - 1}] (substeps back; NetworkLimits.max_history_steps), got {_short(idx)}"
-        )
-    return [int(i) for i in items]
-
-
-def _mapping(owner: str, name: str, x: Any) -> Mapping:
-    if x is None:
-        return {}
-    if not isinstance(x, Mapping):
-        raise ValueError(f"{owner}: {name} must be a mapping, got {type(x).__name__}")
-    return x
-
-
-def _short(x: Any, n: int = 80) -> str:
-    r = repr(x)
-    return r if len(r) <= n else r[:n] + "..."
+_CACHED_INDEX_ELEMENTS = 1 << 16
+"""An MLP's gather indices are kept per history slot up to this many elements (small batches);
+above it they are computed each substep (one add) to bound the memory."""
 
 
 class _NeuralDrive(Drive):
@@ -136,12 +83,15 @@ class _NeuralDrive(Drive):
         allow_unsafe_checkpoint: bool,
         metadata: Mapping[str, Any] | None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
         super().__init__()
         name = type(self).__name__
         self.limits = limits or current_network_limits()
         if not isinstance(self.limits, NetworkLimits):
             raise TypeError(f"{name}: limits must be a NetworkLimits, got {type(limits).__name__}")
+        self.onnx_engine, self.onnx_threads = check_engine_options(name, onnx_engine, onnx_threads)
         if (network_file is None) == (network is None):
             raise ValueError(f"{name}: give exactly one of network_file= (a checkpoint path) or network= (a module)")
         if network_file is not None:
@@ -159,10 +109,18 @@ class _NeuralDrive(Drive):
             network.eval()  # our convention: inference only
             self.net = LoadedNetwork(module=network, kind=self.KIND, metadata={}, source=f"<{type(network).__name__}>")
             self._raw = {"network": self.net.source}
-        self._arg_metadata = dict(_mapping(f"{name} ({self.net.source})", "metadata", metadata))
+        self._arg_metadata = dict(as_mapping(f"{name} ({self.net.source})", "metadata", metadata))
         self.metadata = {**self.net.metadata, **self._arg_metadata}
         self._owner = f"{name} ({self.net.source})"
         """Names the drive and its checkpoint in error messages."""
+        if self.onnx_engine == "onnxruntime" and self.net.onnx_model is None:
+            raise ValueError(
+                f"{self._owner}: onnx_engine='onnxruntime' runs ONNX checkpoints only; this network is a "
+                f"{self.net.format}; use onnx_engine='auto' or 'torch'"
+            )
+        self._session = None  # onnxruntime's, built at validation where it may run the net; shared by the bound copies
+        self.engine: str | None = None
+        """The engine running the network once bound to a model: ``"onnxruntime"`` or ``"torch"`` (:mod:`.onnx_engine`)."""
 
     def _origin(self, key: str) -> str:
         """Where metadata ``key`` came from, for error messages."""
@@ -177,7 +135,7 @@ class _NeuralDrive(Drive):
             norm = lambda x: [v for v in x] if isinstance(x, (list, tuple, np.ndarray, torch.Tensor)) else x  # noqa: E731
             if norm(given) != norm(m[key]):
                 raise ValueError(
-                    f"{self._owner}: {key}={_short(given)} disagrees with {key}={_short(m[key])} in {self._origin(key)}; "
+                    f"{self._owner}: {key}={short_repr(given)} disagrees with {key}={short_repr(m[key])} in {self._origin(key)}; "
                     f"the input layout a network was trained with cannot be overridden (omit {key}= to use it)"
                 )
         return given if given is not None else m.get(key)
@@ -188,10 +146,10 @@ class _NeuralDrive(Drive):
         both given with different values is an error. Every scale the metadata declares is checked,
         also when a keyword overrides it (a bad value in a file is an error naming the file)."""
         me, m = self._owner, self.metadata
-        stored = {k: _finite_scale(me, f"{k} in {self._origin(k)}", m[k], nonzero=True) for k in _SCALE_KEYS if k in m}
+        stored = {k: finite_scale(me, f"{k} in {self._origin(k)}", m[k], nonzero=True) for k in SCALE_KEYS if k in m}
         given = {
-            k: _finite_scale(me, k, v, nonzero=True)
-            for k, v in zip(_SCALE_KEYS, (pos_scale, vel_scale, torque_scale, effort_scale))
+            k: finite_scale(me, k, v, nonzero=True)
+            for k, v in zip(SCALE_KEYS, (pos_scale, vel_scale, torque_scale, effort_scale))
             if v is not None
         }
         for src, where in ((stored, "in the metadata"), (given, "as keywords")):
@@ -213,35 +171,44 @@ class _NeuralDrive(Drive):
 
     def _validate(self, in_features: int) -> None:
         validate_network(self.net, in_features, limits=self.limits)
+        self.validated_features = in_features
+        self._session = prepare_session(self.net, self._owner, self.onnx_engine, self.onnx_threads, in_features)
 
-    def _forward(self, *args):
-        """``self._net(*args)``; any failure at compute is a ``ValueError`` naming the checkpoint."""
+    def _bind_runner(self, ctx) -> None:
+        """The engine for this model (``self._runner``: input rows ``x``, recurrent ``state``, ``run()``;
+        :func:`~.onnx_engine.bind_runner`), ``self._x`` (the input rows in the model's array library)
+        and ``self._y_fixed`` (onnxruntime's bound output as ``(num_envs, num_joints)``, else None)."""
+        self._runner = bind_runner(self.net, self._session, self.onnx_engine, ctx, self.validated_features)
+        self.engine = self._runner.engine
+        self._x = ctx.ops.view(self._runner.x)
+        fixed = getattr(self._runner, "y", None)
+        self._y_fixed = None if fixed is None else ctx.ops.view(fixed.reshape(ctx.num_envs, ctx.num_joints))
+
+    def _forward(self) -> torch.Tensor:
+        """The network on the input rows; any failure at compute is a ``ValueError`` naming the checkpoint."""
         try:
-            return self._net(*args)
+            return self._runner.run()
         except ValueError:
             raise
         except Exception as exc:
             raise ValueError(f"{self._ctx.owner}: the network {self.net.source} failed at compute ({type(exc).__name__}: {exc})") from None
 
-    def _bind_net(self, ctx) -> nn.Module:
-        module = self.net.module
-        if ctx.device.type != "cpu":
-            module = copy.deepcopy(module).to(ctx.device)
-        return module
-
     def _write_out(self, y: torch.Tensor, scale: float, offset: float, out) -> None:
         """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
         ctx = self._ctx
         xp = ctx.ops.xp
-        rows = ctx.num_envs * ctx.num_joints
-        if tuple(y.shape) != (rows, 1):
-            raise ValueError(
-                f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
-                f"(num_envs * num_joints); expected ({rows}, 1)"
-            )
-        y = y.reshape(ctx.num_envs, ctx.num_joints)
-        if ctx.ops.name == "numpy":
-            y = y.numpy()
+        if self._y_fixed is not None:  # onnxruntime's bound output buffer, its shape checked at bind
+            y = self._y_fixed
+        else:
+            rows = ctx.num_envs * ctx.num_joints
+            if tuple(y.shape) != (rows, 1):
+                raise ValueError(
+                    f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
+                    f"(num_envs * num_joints); expected ({rows}, 1)"
+                )
+            y = y.reshape(ctx.num_envs, ctx.num_joints)
+            if ctx.ops.name == "numpy":
+                y = y.numpy()
         xp.multiply(y, scale, out=out)
         if offset != 0.0:
             xp.add(out, offset, out=out)
@@ -266,6 +233,9 @@ class DriveNeuralMLP(_NeuralDrive):
         allow_unsafe_checkpoint: allow formats that can execute code (TorchScript, pickle, .pt2).
         metadata: extra metadata for files that carry none.
         limits: what the checkpoint may declare (default: the limits in force).
+        onnx_engine: ``"auto"`` (default), ``"onnxruntime"`` or ``"torch"``: what runs an ONNX
+            network (:mod:`.onnx_engine`; the LSTM and GRU drives take it too).
+        onnx_threads: onnxruntime intra-op threads, 1..256 (default 1).
     """
 
     KIND = "mlp"
@@ -286,13 +256,15 @@ class DriveNeuralMLP(_NeuralDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         me = self._owner
         if input_order is not None and input_order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {input_order!r}")
         if input_idx is not None:  # the keyword's range first, then its agreement with the metadata
-            input_idx = _history(me, input_idx, self.limits)
+            input_idx = history_steps(me, input_idx, self.limits)
         order = self._layout("input_order", input_order)
         idx = self._layout("input_idx", input_idx)
         defaulted = [k for k, v in (("input_order", order), ("input_idx", idx)) if v is None]
@@ -300,7 +272,7 @@ class DriveNeuralMLP(_NeuralDrive):
         idx = [0] if idx is None else idx
         if order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {order!r}")
-        idx = _history(me, idx, self.limits)
+        idx = history_steps(me, idx, self.limits)
         self.input_order = order
         self.input_idx = idx
         self.history_length = max(idx) + 1
@@ -318,70 +290,66 @@ class DriveNeuralMLP(_NeuralDrive):
 
     def _setup(self, ctx):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
-        self._net = self._bind_net(ctx)
-        self._hist_e_t, self._hist_e = self._buffer(ctx, shape=(h, n, j))
-        self._hist_v_t, self._hist_v = self._buffer(ctx, shape=(h, n, j))
-        self._x_t = torch.zeros((2 * k, n * j), dtype=torch.float32, device=ctx.device)
-        self._x = ctx.ops.view(self._x_t)
-        self._pos_row = 0 if self.input_order == "pos_vel" else k
-        self._vel_row = k - self._pos_row
+        rows = n * j
+        self._bind_runner(ctx)
+        # history [0]: position errors, [1]: velocities, each (slot, env, joint). Column c of the input
+        # rows reads block b_c at slot (w - i_c) % h. Small batches gather all columns in one take (flat
+        # index b_c * h * rows + slot * rows + row, one table per slot); large ones (where the index
+        # would cost more than it saves) multiply column by column.
+        self._hist_t, self._hist = self._buffer(ctx, shape=(2, h, n, j))
+        first, second = ((0, self.pos_scale), (1, self.vel_scale))[:: 1 if self.input_order == "pos_vel" else -1]
+        self._cols = [(b, sc, i) for b, sc in (first, second) for i in self.input_idx]
+        self._indices = None
+        if h * rows * 2 * k <= _CACHED_INDEX_ELEMENTS and ctx.dtype == torch.float32:
+            dev = ctx.device
+            base = torch.arange(rows, dtype=torch.int64, device=dev)[:, None]
+            self._indices = [ctx.ops.view(base + torch.tensor([b * h * rows + ((w - i) % h) * rows for b, _, i in self._cols],
+                                                               dtype=torch.int64, device=dev)) for w in range(h)]
+            self._flat = self._hist.reshape(-1)
+            self._scales = ctx.ops.view(torch.tensor([sc for _, sc, _ in self._cols], dtype=ctx.dtype, device=dev))
         self._slot = h - 1  # the first compute writes slot 0
 
     def reset(self, env_ids):
         if env_ids is None:
-            self._hist_e_t.zero_()
-            self._hist_v_t.zero_()
+            self._hist_t.zero_()
         else:
-            self._hist_e_t[:, env_ids] = 0.0
-            self._hist_v_t[:, env_ids] = 0.0
+            self._hist_t[:, :, env_ids] = 0.0
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
-        xp, h = self._ctx.ops.xp, self.history_length
-        w = self._slot = (self._slot + 1) % h
-        xp.subtract(tq, q, out=self._hist_e[w])
-        self._hist_v[w][...] = qd
-        x, pr, vr = self._x, self._pos_row, self._vel_row
-        for k, i in enumerate(self.input_idx):
-            s = (w - i) % h
-            xp.multiply(self._hist_e[s].reshape(-1), self.pos_scale, out=x[pr + k])
-            xp.multiply(self._hist_v[s].reshape(-1), self.vel_scale, out=x[vr + k])
-        with torch.inference_mode():
-            y = self._forward(self._x_t.T)
-            self._write_out(y, self.torque_scale, 0.0, out)
+        ops = self._ctx.ops
+        xp, hist = ops.xp, self._hist
+        w = self._slot = (self._slot + 1) % self.history_length
+        xp.subtract(tq, q, out=hist[0, w])
+        hist[1, w][...] = qd
+        x = self._x
+        if self._indices is not None:
+            ops.take_flat(self._flat, self._indices[w], x)
+            xp.multiply(x, self._scales, out=x)
+        else:
+            h = self.history_length
+            for c, (b, sc, i) in enumerate(self._cols):
+                xp.multiply(hist[b, (w - i) % h].reshape(-1), sc, out=x[:, c])
+        self._write_out(self._forward(), self.torque_scale, 0.0, out)
 
 
 # ---------------------------------------------------------------------------------------------
 class _RecurrentDrive(_NeuralDrive):
-    def _setup_state(self, ctx, in_features: int):
-        n, j = ctx.num_envs, ctx.num_joints
-        self._net = self._bind_net(ctx)
-        m = self.net.module
-        self._state_t = [
-            torch.zeros((m.num_layers, n * j, m.hidden_size), dtype=torch.float32, device=ctx.device)
-            for _ in range(m.num_states)
-        ]
-        self._x_t = torch.zeros((in_features, n * j), dtype=torch.float32, device=ctx.device)
-        self._x = ctx.ops.view(self._x_t)
-
     @property
     def hidden_state(self) -> tuple[torch.Tensor, ...]:
-        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``)."""
-        return tuple(self._state_t)
+        """The recurrent state, each ``(num_layers, num_envs * num_joints, hidden_size)`` (LSTM: ``(h, c)``);
+        the buffers in force until the next compute (copy to keep them)."""
+        return tuple(self._runner.state)
 
     def reset(self, env_ids):
         ctx = self._ctx
-        for s in self._state_t:
+        for s in self._runner.state:
             if env_ids is None:
                 s.zero_()
             else:
                 s.view(s.shape[0], ctx.num_envs, ctx.num_joints, s.shape[2])[:, env_ids] = 0.0
 
     def _run(self, scale: float, offset: float, out) -> None:
-        with torch.inference_mode():
-            y, new = self._forward(self._x_t.T, tuple(self._state_t))
-            for s, v in zip(self._state_t, new):
-                s.copy_(v)
-            self._write_out(y, scale, offset, out)
+        self._write_out(self._forward(), scale, offset, out)
 
 
 class DriveNeuralLSTM(_RecurrentDrive):
@@ -411,22 +379,24 @@ class DriveNeuralLSTM(_RecurrentDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         self.pos_scale, self.vel_scale, self.torque_scale = self._io_scales(pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
 
     def _setup(self, ctx):
-        self._setup_state(ctx, 2)
+        self._bind_runner(ctx)
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         xp, x = self._ctx.ops.xp, self._x
-        e = x[0].reshape(q.shape)
+        e = x[:, 0].reshape(q.shape)
         xp.subtract(tq, q, out=e)
         if self.pos_scale != 1.0:
             xp.multiply(e, self.pos_scale, out=e)
-        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[1])
+        xp.multiply(qd.reshape(-1), self.vel_scale, out=x[:, 1])
         self._run(self.torque_scale, 0.0, out)
 
 
@@ -475,14 +445,16 @@ class DriveNeuralGRU(_RecurrentDrive):
         allow_unsafe_checkpoint: bool = False,
         metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
+        onnx_engine: str = "auto",
+        onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits)
+        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
         me, m = self._owner, self.metadata
         cols = self._layout("input_columns", input_columns)
         if not cols:
             raise ValueError(f"{me}: input_columns is required (not in {self.net.source}); known: {list(GRU_INPUT_COLUMNS)}")
         if not isinstance(cols, (list, tuple)) or not all(isinstance(c, str) for c in cols):
-            raise ValueError(f"{me}: input_columns must be a list of column names, got {_short(cols)}; known: {list(GRU_INPUT_COLUMNS)}")
+            raise ValueError(f"{me}: input_columns must be a list of column names, got {short_repr(cols)}; known: {list(GRU_INPUT_COLUMNS)}")
         cols = [str(c) for c in cols]
         custom = [c for c in cols if c not in GRU_INPUT_COLUMNS]
         if len(custom) > 1:
@@ -493,8 +465,8 @@ class DriveNeuralGRU(_RecurrentDrive):
             raise ValueError(f"{me}: input_columns has duplicates: {cols}")
         self.input_columns = cols
         self.custom_column = custom[0] if custom else None
-        norm = _mapping(me, "normalization", m.get("normalization"))
-        inp, tgt = _mapping(me, "normalization.inputs", norm.get("inputs")), _mapping(me, "normalization.targets", norm.get("targets"))
+        norm = as_mapping(me, "normalization", m.get("normalization"))
+        inp, tgt = as_mapping(me, "normalization.inputs", norm.get("inputs")), as_mapping(me, "normalization.targets", norm.get("targets"))
 
         def per_col(given, stored, default, what):
             if given is None:
@@ -503,30 +475,30 @@ class DriveNeuralGRU(_RecurrentDrive):
                 vals = [given[c] if c in given else stored.get(c, default) if isinstance(stored, Mapping) else default for c in cols]
             else:
                 if not isinstance(given, (list, tuple, np.ndarray, torch.Tensor)):
-                    raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {_short(given)}")
+                    raise ValueError(f"{me}: {what} must be a {{column: value}} mapping or a list, got {short_repr(given)}")
                 vals = list(given)
                 if len(vals) != len(cols):
                     raise ValueError(f"{me}: {what} needs {len(cols)} values (one per input column), got {len(vals)}")
-            return [_finite_scale(me, f"{what}[{c}]", v) for c, v in zip(cols, vals)]
+            return [finite_scale(me, f"{what}[{c}]", v) for c, v in zip(cols, vals)]
 
         self.input_mean = per_col(input_mean, inp.get("mean", {}), 0.0, "input_mean")
         self.input_std = per_col(input_std, inp.get("std", {}), 1.0, "input_std")
         for c, s in zip(cols, self.input_std):
             if s <= 0:
                 raise ValueError(f"{me}: input_std for column {c!r} must be > 0, got {s}")
-        tm = torque_mean if torque_mean is not None else _mapping(me, "normalization.targets.mean", tgt.get("mean")).get("torque", 0.0)
-        tsd = torque_std if torque_std is not None else _mapping(me, "normalization.targets.std", tgt.get("std")).get("torque", 1.0)
-        self.torque_mean = _finite_scale(me, "torque_mean", tm)
-        self.torque_std = _finite_scale(me, "torque_std", tsd, nonzero=True)
-        dt_s = _pick("sample_dt_s", sample_dt_s, m, None)
-        self.sample_dt_s = None if dt_s is None else _finite_scale(me, "sample_dt_s", dt_s)
+        tm = torque_mean if torque_mean is not None else as_mapping(me, "normalization.targets.mean", tgt.get("mean")).get("torque", 0.0)
+        tsd = torque_std if torque_std is not None else as_mapping(me, "normalization.targets.std", tgt.get("std")).get("torque", 1.0)
+        self.torque_mean = finite_scale(me, "torque_mean", tm)
+        self.torque_std = finite_scale(me, "torque_std", tsd, nonzero=True)
+        dt_s = meta_value("sample_dt_s", sample_dt_s, m, None)
+        self.sample_dt_s = None if dt_s is None else finite_scale(me, "sample_dt_s", dt_s)
         if self.sample_dt_s is not None and self.sample_dt_s <= 0:
             raise ValueError(f"{me}: sample_dt_s must be > 0 s, got {self.sample_dt_s}")
         _check_recurrent(self.net, len(cols))
         self._validate(len(cols))
 
     def _setup(self, ctx):
-        self._setup_state(ctx, len(self.input_columns))
+        self._bind_runner(ctx)
         self._tmp_t, self._tmp = self._buffer(ctx)
         self._custom_t, self._custom = self._buffer(ctx)
         self._custom_fresh = False
@@ -560,7 +532,7 @@ class DriveNeuralGRU(_RecurrentDrive):
                 f"model.drive.set_custom_input(values) before every compute"
             )
         for r, (col, mean, std) in enumerate(zip(self.input_columns, self.input_mean, self.input_std)):
-            row = x[r].reshape(q.shape)
+            row = x[:, r].reshape(q.shape)
             if col == "position":
                 src = q
             elif col == "target_position":

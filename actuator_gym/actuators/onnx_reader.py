@@ -416,6 +416,9 @@ class OnnxMLP(nn.Module):
         inputs = {i.name: i for i in model.graph.input} if model is not None else {}
         first = inputs.get(graph.input_names[0])
         self.declared_features = _declared_dim(first, 1) if first is not None else None
+        self.feed_names = [graph.input_names[0]]
+        self.fetch_names = [graph.output_names[0]]
+        """The graph input and output this adapter uses (another engine feeds the same ones)."""
 
     def check_sizes(self, in_features: int | None, limits: NetworkLimits) -> None:
         """:meth:`OnnxGraph.check_sizes` with ``x (batch, in_features)`` (None: the declared width)."""
@@ -453,6 +456,8 @@ class OnnxRecurrent(nn.Module):
                 raise ValueError(f"{src}: metadata names graph output {n!r}, graph outputs are {outs}")
         self._in_pos = [ins.index(n) for n in names_in]
         self._out_pos = [outs.index(n) for n in names_out]
+        self.feed_names, self.fetch_names = list(names_in), list(names_out)
+        """Graph inputs ``x, h[, c]`` and outputs ``y, h[, c]`` in that order (another engine feeds the same ones)."""
         rnns = list(graph.rnns.values())
         if not rnns:
             raise ValueError(f"{src}: model_type {kind!r} but the graph has no {kind.upper()} node")

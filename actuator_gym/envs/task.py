@@ -120,8 +120,8 @@ from .task_actions import action_info, task_actions
 from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
-from .task_conventions import (LimitedSpec, adopt_caller_conventions, check_not_ended, episode_limit,
-                               list_vector_env_base, task_execution)
+from .task_conventions import LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
+from .task_execution import task_execution
 from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -136,7 +136,7 @@ __all__ = [
     "make_task_vec",
 ]
 
-class BatchedTask(VectorEnv):
+class BatchedTask(VectorEnv, SubEnvCalls):
     """Base of batched actuator-gym tasks (a ``gymnasium.vector.VectorEnv``); see the module doc.
 
     Args:
@@ -431,36 +431,6 @@ class BatchedTask(VectorEnv):
             return None
         c = self.cfg
         return tuple(self.backend.render(i, c.render_width, c.render_height) for i in self.render_env_ids)
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Gymnasium's ``VectorEnv.call`` (as ``SyncVectorEnv``'s): one result per sub-env.
-        ``"render"``: each env's frame (None without ``render_mode="rgb_array"``). Any other name: the
-        batch is one object, so its attribute ``name`` (called with the arguments if callable) is
-        every env's result. skrl's trainers call ``call("render")`` every step."""
-        if name == "render":
-            c = self.cfg
-            if self.render_mode != "rgb_array":
-                return (None,) * self.num_envs
-            return tuple(self.backend.render(i, c.render_width, c.render_height) for i in range(self.num_envs))
-        value = getattr(self, name)
-        result = value(*args, **kwargs) if callable(value) else value
-        return (result,) * self.num_envs
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """``call(name)``, as ``SyncVectorEnv.get_attr``."""
-        return self.call(name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        """Set attribute ``name`` of the batch (one object): ``values`` one value, or a list / tuple of
-        ``num_envs`` equal values (``SyncVectorEnv``'s form); different values per env are refused."""
-        if isinstance(values, (list, tuple)):
-            if len(values) != self.num_envs or any(v is not values[0] and v != values[0] for v in values):
-                raise ValueError(
-                    f"{type(self).__name__}.set_attr({name!r}): a natively batched env is one object; give one "
-                    f"value or {self.num_envs} equal ones, got {len(values)} values"
-                )
-            values = values[0]
-        setattr(self, name, values)
 
     def close_extras(self, **kwargs: Any) -> None:
         self.backend.close()

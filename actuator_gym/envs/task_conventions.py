@@ -13,8 +13,12 @@ view):
 * :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
   direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
   ``wrap_env``) find it; the MRO is unchanged.
-* :func:`task_execution`: the ``execution=`` option of the tasks (``"explicit"``; ``"native"`` is not
-  there yet and is refused, ``"auto"`` resolves to ``"explicit"``).
+* :func:`built_for_torchrl_workers`: a single env built by Gymnasium's ``AsyncVectorEnv`` in a
+  process where torchrl is loaded is one of torchrl's ``GymEnv(id, num_envs=N)`` sub-envs (torchrl
+  builds its own ``AsyncVectorEnv``, in spawned workers that re-import the user's script): its info
+  is made flat (``flat_info=True``, logged), as torchrl's reader needs.
+* :class:`SubEnvCalls`: ``call`` / ``get_attr`` / ``set_attr`` answered as ``SyncVectorEnv`` does
+  (skrl's trainers ``call("render")`` every step).
 * :func:`adopt_caller_conventions`: what the library resetting the task expects, detected from the
   caller of ``reset`` (logged once per env):
 
@@ -41,13 +45,16 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import is_int
 
-__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions"]
+__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions",
+           "SubEnvCalls", "built_for_torchrl_workers"]
 
 MAX_EPISODE_STEPS = 2**62
 """Largest episode length [control steps]."""
 
 SKRL_GYMNASIUM_WRAPPERS = ("skrl.envs.wrappers.torch.gymnasium_envs", "skrl.envs.wrappers.jax.gymnasium_envs")
 """Modules of skrl's Gymnasium wrappers (torch and jax): a reset called from them switches a task to SAME_STEP."""
+GYMNASIUM_ASYNC = "gymnasium.vector.async_vector_env"
+"""Module of Gymnasium's ``AsyncVectorEnv`` (its dummy env and its workers build the sub-envs there)."""
 TORCHRL_GYM_LIKE = "torchrl.envs.gym_like"
 """Module of torchrl's ``GymLikeEnv`` (``GymWrapper`` / ``GymEnv``): a reset called from it makes a task's info flat."""
 
@@ -141,17 +148,50 @@ def adopt_caller_conventions(task: Any) -> None:
         task.flat_info = True
 
 
-def task_execution(execution: Any, owner: str) -> str:
-    """The tasks' ``execution=`` in force: ``"explicit"`` (the runtime's substep loop), also for
-    ``"auto"`` (native where exact, explicit elsewhere: on the tasks that is everywhere, for now);
-    ``"native"`` is a ``ValueError`` until the batched backends compile native groups (the
-    wrapper has it: ``ActuatorWrapper(..., execution="native")``, docs/native.md)."""
-    if execution == "native":
-        raise ValueError(
-            f"{owner}: execution='native' is not yet supported on the batched tasks (per-world native actuators "
-            "through mujoco.batch are to come); use execution='explicit' or 'auto' (explicit here), or "
-            "ActuatorWrapper(..., execution='native') on a Gymnasium MuJoCo env"
-        )
-    if execution not in ("explicit", "auto"):
-        raise ValueError(f"{owner}: execution must be one of ('explicit', 'native', 'auto'), got {execution!r}")
-    return "explicit"
+class SubEnvCalls:
+    """Gymnasium's per-sub-env access of a natively batched env (mixed into ``BatchedTask``)."""
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Gymnasium's ``VectorEnv.call`` (as ``SyncVectorEnv``'s): one result per sub-env.
+        ``"render"``: each env's frame (None without ``render_mode="rgb_array"``). Any other name: the
+        batch is one object, so its attribute ``name`` (called with the arguments if callable) is
+        every env's result. skrl's trainers call ``call("render")`` every step."""
+        if name == "render":
+            c = self.cfg
+            if self.render_mode != "rgb_array":
+                return (None,) * self.num_envs
+            return tuple(self.backend.render(i, c.render_width, c.render_height) for i in range(self.num_envs))
+        value = getattr(self, name)
+        result = value(*args, **kwargs) if callable(value) else value
+        return (result,) * self.num_envs
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """``call(name)``, as ``SyncVectorEnv.get_attr``."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set attribute ``name`` of the batch (one object): ``values`` one value, or a list / tuple of
+        ``num_envs`` equal values (``SyncVectorEnv``'s form); different values per env are refused."""
+        if isinstance(values, (list, tuple)):
+            if len(values) != self.num_envs or any(v is not values[0] and v != values[0] for v in values):
+                raise ValueError(
+                    f"{type(self).__name__}.set_attr({name!r}): a natively batched env is one object; give one "
+                    f"value or {self.num_envs} equal ones, got {len(values)} values"
+                )
+            values = values[0]
+        setattr(self, name, values)
+
+
+def built_for_torchrl_workers() -> bool:
+    """Whether the env being built is a sub-env of Gymnasium's ``AsyncVectorEnv`` (a frame of its
+    module up the stack: its dummy env or a worker) in a process where torchrl is loaded: torchrl's
+    ``GymEnv(id, num_envs=N)`` (module doc). Then ``make_task_env`` gives the env flat info unless
+    the user set ``flat_info`` (``flat_info=False`` keeps the nested format in such a process)."""
+    if "torchrl" not in sys.modules:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == GYMNASIUM_ASYNC:
+            return True
+        frame = frame.f_back
+    return False

@@ -32,14 +32,16 @@ def _manifest(conformance_dir):
     return json.loads((conformance_dir / "newton" / "manifest.json").read_text())
 
 
-def _newton_drive(case, conformance_dir, z):
+def _newton_drive(case, conformance_dir, z, engine="auto"):
     man = _manifest(conformance_dir)
     params = man["cases"][case]["params"]
     nets = conformance_dir / "newton" / "nets"
     name = case.rsplit("_", 1)[0]  # mlp_a, mlp_b, lstm, gru
     cls = {"mlp": ag.DriveNeuralMLP, "lstm": ag.DriveNeuralLSTM, "gru": ag.DriveNeuralGRU}[name.split("_")[0]]
     if params["backend"] == "onnx":
-        return params, cls(network_file=nets / f"{name}.onnx")
+        drive = cls(network_file=nets / f"{name}.onnx", onnx_engine=engine)
+        assert drive.onnx_engine == engine
+        return params, drive
     # *_pt2: the same weights as the ONNX twin, replayed from the raw tensors in the trace
     sd = {k[len("net_"):]: z[k] for k in z.files if k.startswith("net_")}
     kind = name.split("_")[0]
@@ -51,16 +53,19 @@ def _newton_drive(case, conformance_dir, z):
     return params, cls(network=net, pos_scale=meta["pos_scale"], vel_scale=meta["vel_scale"], effort_scale=meta["effort_scale"])
 
 
-NEWTON_NEURAL = ["mlp_a_onnx", "mlp_b_onnx", "lstm_onnx", "gru_onnx", "mlp_a_pt2", "lstm_pt2"]
+NEWTON_ONNX = ["mlp_a_onnx", "mlp_b_onnx", "lstm_onnx", "gru_onnx"]
+NEWTON_NEURAL = [(c, e) for c in NEWTON_ONNX for e in ("onnxruntime", "torch")] + [("mlp_a_pt2", "torch"), ("lstm_pt2", "torch")]
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
-@pytest.mark.parametrize("case", NEWTON_NEURAL)
-def test_newton_neural_traces(case, backend, conformance_dir):
+@pytest.mark.parametrize("case, engine", NEWTON_NEURAL)
+def test_newton_neural_traces(case, engine, backend, conformance_dir):
+    """Every ONNX trace on both engines (onnxruntime, the torch interpreter); the .pt2 twins on torch."""
     z = np.load(conformance_dir / "newton" / f"{case}.npz")
-    params, drive = _newton_drive(case, conformance_dir, z)
+    params, drive = _newton_drive(case, conformance_dir, z, engine if case.endswith("_onnx") else "auto")
     n = z["in_joint_q"].shape[1]
     model = ag.Actuator(drive=drive, num_envs=n, num_joints=1, seed=0, array_backend=backend)
+    assert model.drive.engine == engine
     resets = params.get("resets", {})
     idx = z["indices"].astype(np.int64)
     comp, appl, hidden = [], [], []

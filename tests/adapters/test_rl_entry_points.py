@@ -37,8 +37,10 @@ def test_torchrl_gym_env_single_and_num_envs():
     assert td["next", "truncated"][:, 0].tolist() == _truncations(2 * EPISODE + 1)
     env.close()
 
-    # num_envs: torchrl's own AsyncVectorEnv of single envs, in spawned workers (the "module:" prefix
-    # makes Gymnasium import actuator_gym there); its info reader takes flat entries
+    # num_envs: torchrl's own AsyncVectorEnv of single envs, in spawned workers, which re-import the
+    # main module: pytest's imports neither actuator_gym nor torchrl, so here the "module:" prefix
+    # registers the ids and flat_info=True gives the flat info torchrl's reader takes (a user's
+    # script, below, needs neither)
     venv = GymEnv(f"actuator_gym:{PENDULUM}", num_envs=2, flat_info=True, **SHORT)
     assert venv.batch_size == torch.Size([2])
     check_env_specs(venv)
@@ -154,3 +156,33 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
     fraction = [v for tag, v in tracked if tag == "Episode_Actuator/all_joints/saturated_fraction"]
     assert len(fraction) == timesteps // episode and all(0.0 <= v <= 1.0 for v in fraction)
     env.close()
+
+
+TORCHRL_SCRIPT = """
+import actuator_gym
+import torch
+from torchrl.envs import GymEnv
+from torchrl.envs.utils import check_env_specs
+
+if __name__ == "__main__":
+    env = GymEnv("actuator_gym/Pendulum-v0", num_envs=2, episode_length_s=4 / 60)  # as for Gymnasium's own ids
+    check_env_specs(env)
+    td = env.rollout(5, break_when_any_done=False)
+    assert td["next", "truncated"][..., 0].tolist() == [[False, False, False, True, False]] * 2
+    assert td["next", "actuator/applied_effort"].shape == (2, 5, 1)
+    env.close()
+    print("torchrl num_envs ok")
+"""
+
+
+def test_torchrl_gym_env_num_envs_in_a_users_script(tmp_path):
+    """A user's script importing actuator_gym and torchrl: GymEnv(id, num_envs=N) with no extra
+    keyword; the sub-envs, built by Gymnasium's AsyncVectorEnv in spawned workers that re-import the
+    script, see torchrl loaded and give flat info."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(TORCHRL_SCRIPT)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 0 and "torchrl num_envs ok" in p.stdout, p.stderr[-3000:]
