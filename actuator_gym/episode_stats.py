@@ -59,6 +59,7 @@ EPISODE_STATS: dict[str, str] = {
 
 # the telemetry keys each kind of group reads: (effort, saturation, energy)
 _JOINT, _ROTOR = ("applied_effort", "saturated", "energy"), ("applied_thrust", None, "rotor_energy")
+_F64 = np.dtype(np.float64)
 
 
 def _columns(ids: Any) -> slice | np.ndarray:
@@ -108,6 +109,8 @@ class EpisodeStats:
         # the same rows as separate arrays (and 1-D for a single env): in-place ufuncs without broadcasting
         self._rows = [(keys, w, tuple(acc), tuple(r[0] for r in acc) if self.num_envs == 1 else None)
                       for keys, w, acc in self._acc.values()]
+        # a single env's rows, 1-D: the lean path of :meth:`update`
+        self._single = ([(keys, (w,), rows1) for keys, w, _, rows1 in self._rows] if self.num_envs == 1 else None)
         self.steps = np.zeros(self.num_envs, dtype=np.int64)
         """Control steps accumulated since each env's reset."""
 
@@ -148,9 +151,24 @@ class EpisodeStats:
     def update(self, telemetry: Mapping[str, np.ndarray], stepped: np.ndarray | None = None) -> None:
         """Add one control step's telemetry (``(num_envs, columns)`` arrays, or ``(columns,)`` for a
         single env) for the envs in ``stepped`` ((num_envs,) bool; None: every env)."""
+        add, maximum = np.add, np.maximum
+        single = self._single
+        if stepped is None and single is not None:  # one env, every step (the wrapper): no masks
+            for keys, shape, _ in single:
+                if telemetry[keys[0]].shape != shape:
+                    break  # (1, columns) rows, or more columns than the groups read: the general path
+            else:
+                self.steps[0] += 1
+                for (eff, sat, en), _, (energy, abs_sum, peak, n_sat) in single:
+                    effort = telemetry[eff]
+                    a = np.abs(effort) if effort.dtype is _F64 else np.abs(effort, dtype=np.float64)  # thrusts: float32
+                    add(energy, telemetry[en], out=energy)
+                    add(abs_sum, a, out=abs_sum)
+                    maximum(peak, a, out=peak)
+                    add(n_sat, telemetry[sat] if sat else telemetry["computed_thrust"] != effort, out=n_sat)
+                return
         where = True if stepped is None else np.asarray(stepped, dtype=bool)[:, None]
         self.steps += 1 if stepped is None else stepped
-        add, maximum = np.add, np.maximum
         for (eff, sat, en), w, rows, rows1 in self._rows:
             effort = telemetry[eff][..., :w]
             energy, abs_sum, peak, n_sat = rows1 if rows1 is not None and effort.ndim == 1 else rows

@@ -168,17 +168,18 @@ class StepTelemetry:
             self.rows = np.zeros(shape)
         self._row = [self.rows[k] for k in range(shape[0])]
         self.substeps = 0
-        self.held = False
+        self.held: tuple[Any, Any] | None = None
 
     def begin(self) -> None:
         self.substeps = 0
-        self.held = False
+        self.held = None
 
     def record_held(self, applied: np.ndarray, qd: np.ndarray, substeps: int) -> None:
         """Native execution: the last substep's power row ``applied * qd`` stands for all
-        ``substeps`` (mean = that row, energy = ``|row| * substeps * physics_dt``)."""
-        np.multiply(applied, qd, out=self._row[substeps - 1])
-        self.substeps, self.held = substeps, True
+        ``substeps`` (mean = that row, energy = ``|row| * substeps * physics_dt``). ``applied`` and
+        ``qd`` are kept (not copied) and multiplied when the telemetry is read: they must hold the
+        last substep's values until then."""
+        self.substeps, self.held = substeps, (applied, qd)
 
     def record(self, k: int, applied: Any, qd: Any) -> None:
         """Substep ``k``'s power row ``applied * qd`` (``qd``: the velocity the actuators read)."""
@@ -210,8 +211,8 @@ class StepTelemetry:
             zero = _host(np.zeros(rows.shape[1:]), cols)
             return zero, zero.copy(), zero.copy()
         if self.held:  # one row held over the control step (native execution)
-            r = rows[s - 1]
-            power = r.copy() if cols is None else r[cols[0]].take(cols[1])
+            applied, qd = self.held
+            power = applied * qd if cols is None else applied[cols[0]].take(cols[1]) * qd[cols[0]].take(cols[1])
             energy = np.abs(power)
             energy *= s * self.physics_dt
             return power, power.copy(), energy
@@ -229,6 +230,22 @@ class StepTelemetry:
         :meth:`begin` (zero before the first substep): ``(num_envs, num_joints)``, or one env's
         joints ``cols = (env, joint_ids)`` (``(len(joint_ids),)`` arrays). The consumer adds ``joint_pos`` /
         ``joint_vel`` from its state after the step."""
+        s = self.substeps
+        if cols is not None and s and type(self.rows) is np.ndarray and type(applied) is np.ndarray:
+            # one env's columns on numpy (the wrapper, every control step): the same values as
+            # :meth:`reduce` and :func:`_host`, without their dispatch
+            env, ids = cols
+            c, a = computed[env][ids], applied[env][ids]  # (a gather, as take but faster)
+            if self.held:
+                applied_held, qd = self.held
+                power = applied_held[env][ids] * qd[env][ids]
+                energy = np.abs(power)
+                energy *= s * self.physics_dt
+                return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
+                        "power": power, "mean_power": power.copy(), "energy": energy}
+            power, mean, energy = self.reduce(cols)
+            return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
+                    "power": power, "mean_power": mean, "energy": energy}
         power, mean, energy = self.reduce(cols)
         c, a = _host(computed, cols), _host(applied, cols)
         return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
@@ -309,7 +326,9 @@ class SubstepEngine:
                 raise ValueError("SubstepEngine: native groups run on numpy state without participants")
             tc = collection.target_command
             self._targets = tuple(x.numpy()[0] for x in (tc.position, tc.velocity, tc.effort))
-            self._qd_last = np.zeros(collection.num_joints)
+            self._qd_last = np.zeros((1, collection.num_joints))  # the velocity the actuators read
+            # the (num_joints,) rows the engine fills, looked up once
+            self._native_out = (self._computed[0], self._applied[0], self._qd_last[0])
 
     def advance_native(self, advance: Callable[[int], None]) -> None:
         """The control step of native groups (module doc): targets into the engine's controls,
@@ -318,9 +337,8 @@ class SubstepEngine:
         native, n = self.native, self.num_substeps
         native.write_commands(*self._targets)
         advance(n)
-        applied = self._applied[0]
-        native.telemetry(self._computed[0], applied, self._qd_last, n)
-        self.telemetry_rows.record_held(applied, self._qd_last, n)
+        native.telemetry(*self._native_out, n)
+        self.telemetry_rows.record_held(self._applied, self._qd_last, n)
         self._substeps = n
 
     def resize(self, num_substeps: int) -> None:

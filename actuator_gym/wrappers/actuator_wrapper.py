@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from math import isfinite
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -54,6 +55,7 @@ DEFAULT_POSITION_SCALE = 0.5
 """[rad or m per action unit]: default ``action_scale`` of the position channel."""
 DEFAULT_VELOCITY_SCALE = 5.0
 """[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
+_F64 = np.dtype(np.float64)
 
 
 def _refuse_stacking(env: gym.Env) -> None:
@@ -244,6 +246,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                                     native=self._native.actuators if self._native else None)
         """The substep engine (:mod:`actuator_gym.substep`) run at each of the env's substeps."""
         self._finish_setup()
+        self._plan_targets()
         self._reset_targets()
         # -- every check passed: write into the env's model, then install the hook
         if self._servos:
@@ -289,6 +292,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         model = self._model
         self._inner_zero = np.zeros(model.nu)
         self._pass_action = self.action_space.shape[0] == model.nu
+        self._action_shape = (self._nact,)
         self._randomized = self.groups.randomized()
         self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.groups.parameters().items()}
         self.episode_stats = EpisodeStats.of(1, self.collection, self.rotors,
@@ -400,8 +404,14 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._tgt_eff[0, c] = 0.0
 
     def _check_action(self, action: Any) -> np.ndarray:
+        if type(action) is np.ndarray and action.shape == self._action_shape:  # the common case, checked lean
+            a = action if action.dtype is _F64 else action.astype(np.float64) if action.dtype.kind in "fiu" else None
+            # a finite sum means every element is finite (nan / inf propagate); an overflow of the sum
+            # (Python floats: inf, no warning) falls through to the element-wise check below
+            if a is not None and isfinite(sum(a.tolist())):
+                return a
         if type(action) is np.ndarray and action.dtype.kind in "fiu":
-            a = action.astype(np.float64, copy=False)  # the common case
+            a = action.astype(np.float64, copy=False)
         elif isinstance(action, (dict, set, str, bytes)) or action is None:
             raise TypeError(
                 f"ActuatorWrapper: action must be a numeric array of shape ({self._nact},), got {type(action).__name__}"
@@ -418,20 +428,42 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError(f"ActuatorWrapper: action[{i}] ({self._labels[i]}) is {a[i]}; actions must be finite")
         return a
 
+    def _plan_targets(self) -> None:
+        """How :meth:`_write_targets` computes ``offset + scale * action`` (clipped into the joint
+        range on the position channel) into the collection's target rows, per channel: the driven
+        joints are the first ``J`` columns of the collection (passive joints come last), so the
+        action elements are gathered in column order (the per-element constants permuted alike:
+        the same values) and the result lands in the row's first ``J`` columns through a view.
+        ``(gather or None (already in order), scale, offset, (lo, hi) or None, view)`` per channel."""
+        J, A, cols = len(self.joint_names), self._nact, self._cols_idx
+        order = np.argsort(cols, kind="stable")
+        if not np.array_equal(cols[order], np.arange(J)):  # pragma: no cover - the layout guarantees it
+            raise RuntimeError(f"ActuatorWrapper: the driven joints are not the collection's first {J} columns")
+        plan = []
+        for k, ch in enumerate(self._channels):
+            dest = {"pos": self._tgt_pos, "vel": self._tgt_vel, "eff": self._tgt_eff}[ch]
+            idx = k * J + order
+            gather = None if J == A and np.array_equal(order, np.arange(J)) else idx
+            bounds = (self._lo[order], self._hi[order]) if ch == "pos" else None
+            plan.append((gather, self._scale[idx], self._offset[idx], bounds, dest[0, :J]))
+        self._target_plan = plan
+
     def _write_targets(self, a: np.ndarray) -> None:
         if self.rotors is not None:
             self.rotors.set_actions(a[None])
             return
-        J, c = len(self.joint_names), self._cols
-        t = self._offset + self._scale * a
-        for k, ch in enumerate(self._channels):
-            part = t[k * J : (k + 1) * J]
-            if ch == "pos":
-                self._tgt_pos[0, c] = np.minimum(np.maximum(part, self._lo), self._hi)
-            elif ch == "vel":
-                self._tgt_vel[0, c] = part
+        for gather, scale, offset, bounds, view in self._target_plan:
+            if gather is None:
+                t = scale * a
             else:
-                self._tgt_eff[0, c] = part
+                t = a[gather]  # (fancy indexing: faster than np.take with out=)
+                t *= scale
+            if bounds is None:
+                np.add(t, offset, out=view)  # offset + scale * action
+            else:  # position targets clipped into the joint range
+                t += offset
+                np.maximum(t, bounds[0], out=t)
+                np.minimum(t, bounds[1], out=view)
 
     def _substep(self, k: int) -> None:
         """The env's per-substep hook: the substep engine (actuators -> qfrc_applied, engine servos'
@@ -445,14 +477,16 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError(f"ActuatorWrapper: {what}() called after close(); the actuators are detached from the env")
 
     def step(self, action):
-        self._check_open("step")
+        if self._closed:
+            self._check_open("step")
         a = self._check_action(action)
         self._write_targets(a)
         engine = self.engine
-        engine.resize(int(self._sim.frame_skip))
+        frame_skip = self._sim.frame_skip
+        if frame_skip != engine.num_substeps:
+            engine.resize(int(frame_skip))
         engine.begin()  # and the participants' begin (engine servos)
-        inner = a if self._pass_action else self._inner_zero
-        obs, reward, terminated, truncated, info = self.env.step(inner)
+        obs, reward, terminated, truncated, info = self.env.step(a if self._pass_action else self._inner_zero)
         if engine.substeps_run != engine.num_substeps:
             raise RuntimeError(
                 f"ActuatorWrapper: the substep hook ran {engine.substeps_run} times in one step, expected "
@@ -472,12 +506,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`."""
         if self.rotors is not None:
             return {k: v[0] for k, v in self.engine.telemetry().items()}
-        cols = self._cols_idx
         tel = self.engine.telemetry(self._tel_cols)
         if self._servos:
             self._servos.finish(tel, self._dt)
-        be = self.backend  # the state after the step, as the env's observation sees it
-        tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0, cols], be.joint_vel()[0, cols]
+        be, cols = self.backend, self._tel_cols[1]  # the state after the step, as the env's observation sees it
+        tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0][cols], be.joint_vel()[0][cols]
         return tel
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
