@@ -212,7 +212,7 @@ class StepTelemetry:
             return zero, zero.copy(), zero.copy()
         if self.held:  # one row held over the control step (native execution)
             applied, qd = self.held
-            power = applied * qd if cols is None else applied[cols[0]].take(cols[1]) * qd[cols[0]].take(cols[1])
+            power = applied * qd if cols is None else applied[cols[0]][cols[1]] * qd[cols[0]][cols[1]]
             energy = np.abs(power)
             energy *= s * self.physics_dt
             return power, power.copy(), energy
@@ -230,24 +230,11 @@ class StepTelemetry:
         :meth:`begin` (zero before the first substep): ``(num_envs, num_joints)``, or one env's
         joints ``cols = (env, joint_ids)`` (``(len(joint_ids),)`` arrays). The consumer adds ``joint_pos`` /
         ``joint_vel`` from its state after the step."""
-        s = self.substeps
-        if cols is not None and s and type(self.rows) is np.ndarray and type(applied) is np.ndarray:
-            # one env's columns on numpy (the wrapper, every control step): the same values as
-            # :meth:`reduce` and :func:`_host`, without their dispatch
-            env, ids = cols
-            c, a = computed[env][ids], applied[env][ids]  # (a gather, as take but faster)
-            if self.held:
-                applied_held, qd = self.held
-                power = applied_held[env][ids] * qd[env][ids]
-                energy = np.abs(power)
-                energy *= s * self.physics_dt
-                return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
-                        "power": power, "mean_power": power.copy(), "energy": energy}
-            power, mean, energy = self.reduce(cols)
-            return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
-                    "power": power, "mean_power": mean, "energy": energy}
+        if cols is not None and type(applied) is np.ndarray:  # one env's columns on numpy (the wrapper)
+            c, a = computed[cols[0]][cols[1]], applied[cols[0]][cols[1]]  # (a gather: as _host, faster)
+        else:
+            c, a = _host(computed, cols), _host(applied, cols)
         power, mean, energy = self.reduce(cols)
-        c, a = _host(computed, cols), _host(applied, cols)
         return {"computed_effort": c, "applied_effort": a, "saturated": c != a,
                 "power": power, "mean_power": mean, "energy": energy}
 

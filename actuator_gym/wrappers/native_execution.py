@@ -13,6 +13,7 @@ The substep engine then runs every control step as one engine call
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Sequence
 
 import mujoco
@@ -61,17 +62,16 @@ class WrapperNative:
         d.qpos[:], d.qvel[:], d.time = src.qpos, src.qvel, src.time
         mujoco.mj_forward(m, d)
         self.sim.install_model(m, d, int(self.env_model.nu))
-        n_env, ctrl, step = int(self.env_model.nu), d.ctrl, mujoco.mj_step
-
-        def advance(n: int) -> None:
-            step(m, d, n)
+        env_ctrl = d.ctrl[:int(self.env_model.nu)]
+        advance = partial(mujoco.mj_step, m, d)  # advance(n): n substeps in one engine call
+        run = engine.advance_native
 
         def step_all(n_frames: int) -> None:
             if n_frames != engine.num_substeps:
                 raise RuntimeError(f"ActuatorWrapper: the env stepped {n_frames} frames, expected frame_skip="
                                    f"{engine.num_substeps}")
-            ctrl[:n_env] = 0.0  # the env's own actuators are replaced (as on the explicit path)
-            engine.advance_native(advance)
+            env_ctrl.fill(0.0)  # the env's own actuators are replaced (as on the explicit path)
+            run(advance)
 
         self.sim.set_step_hook(step_all)
 
