@@ -478,6 +478,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._servos.finish(tel, self._dt)
         be = self.backend  # the state after the step, as the env's observation sees it
         tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0, cols], be.joint_vel()[0, cols]
+        if self._native:  # motor_temperature, motor_current (native motor physics only)
+            tel.update(self._native.motor_telemetry(cols))
         return tel
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import mujoco
 
 from ..backends.mujoco import MujocoBackend
-from ..backends.mujoco_native import NativeActuators, copy_model_values, native_plan
+from ..backends.mujoco_native import NativeActuators, copy_model_values, native_only_fields, native_plan
 
 __all__ = ["WrapperNative"]
 
@@ -40,7 +40,7 @@ class WrapperNative:
         if not self.active:
             return
         spec_of = getattr(sim, "model_spec", None)
-        if not callable(spec_of) and execution == "auto":  # no model file to recompile: explicit
+        if not callable(spec_of) and execution == "auto" and not native_only_fields(collection):  # explicit
             self.plans, self.active = {g: None for g in self.plans}, False
             return
         if not callable(spec_of):
@@ -80,6 +80,11 @@ class WrapperNative:
         delay histories to be filled with the first command."""
         self.actuators.write_parameters()
         self.actuators.reset()
+
+    def motor_telemetry(self, cols: Any) -> dict[str, Any]:
+        """The native motor physics' telemetry (``MOTOR_TELEMETRY``: ``motor_temperature`` [°C],
+        ``motor_current``) of the collection columns ``cols``; ``{}`` when no group has them."""
+        return {k: v[cols] for k, v in self.actuators.motor_telemetry().items()}
 
     def parameters_changed(self) -> None:
         self.actuators.write_parameters()
