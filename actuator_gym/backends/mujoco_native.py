@@ -173,7 +173,7 @@ def native_only_fields(collection: Any) -> dict[str, list[str]]:
     motor physics: thermal model, inductance, cogging, LuGre friction)."""
     out = {}
     for g in collection:
-        names = [n for p in collection[g].parts if p.native_form == NATIVE_ONLY_FORM for n in p.native_only_fields]
+        names = sorted(n for p in collection[g].parts if p.native_form == NATIVE_ONLY_FORM for n in p.native_only_fields)
         if names:
             out[g] = names
     return out

@@ -127,3 +127,80 @@ def test_thermal_demonstration_matches_the_hand_computed_law(rotor):
     assert np.all(np.asarray(got_i)[off] == 0.0)
     env.close()
 
+
+
+def test_explicit_refuses_the_native_only_fields_and_auto_runs_them_natively(rotor, tmp_path):
+    cfg = motor(**THERMAL, cogging_amplitude=0.1, cogging_poles=4)
+    with pytest.raises(ValueError, match=r"group 'motor' sets .*'cogging_amplitude'.*'thermal_resistance'.*only in MuJoCo's native dcmotor"):
+        rotor(cfg, execution="explicit")
+    env = rotor(cfg, execution="auto")  # RK4 or Euler alike: explicit cannot run them
+    assert env.execution == "native"
+    env.close()
+    model = cfg.build(["shaft"])  # the parts have no explicit step either
+    z = np.zeros((1, 1))
+    with pytest.raises(RuntimeError, match="thermal_resistance.*only in MuJoCo's native dcmotor"):
+        model.compute(joint_pos=z, joint_vel=z, target_pos=z, dt=DT)
+    with pytest.raises(ValueError, match=r"the thermal model needs \['thermal_capacitance'\]"):
+        motor(thermal_resistance=2.0).build(["shaft"])
+    with pytest.raises(ValueError, match="cogging_poles must be one integer >= 1"):
+        motor(cogging_amplitude=0.1, cogging_poles=2.5).build(["shaft"])
+    with pytest.raises(ValueError, match="cogging_poles is an integer count and cannot be randomized"):
+        motor(cogging_amplitude=0.1, cogging_poles=2, randomization={"cogging_poles": Uniform(1.0, 3.0)}).build(["shaft"])
+
+
+def test_inductance_cogging_and_lugre_follow_their_laws(rotor):
+    te, amp, poles, phase = 0.05, 0.3, 4, 0.2
+    env = rotor(motor(electrical_time_constant=te, cogging_amplitude=amp, cogging_poles=poles, cogging_phase=phase),
+                action_mode="effort", action_scale=5.0, armature=0.5, execution="native")
+    env.reset(seed=0)
+    d = env.unwrapped.data
+    i, r = 0.0, NOLOAD / STALL
+    for k in range(40):
+        q, qd = float(d.qpos[0]), float(d.qvel[0])
+        cmd = 5.0 * (1.0 if k < 20 else -0.5)
+        i_inf = (np.clip(r * cmd + qd, -NOLOAD, NOLOAD) - qd) / r
+        i = i + (i_inf - i) * (1.0 - np.exp(-DT / te))  # exact filter; actearly: the force uses the new current
+        a = env.step(np.array([cmd / 5.0]))[4]["actuator"]
+        assert a["motor_current"][0] == pytest.approx(i, abs=1e-12)
+        assert a["applied_effort"][0] == pytest.approx(i + amp * np.sin(poles * q + phase), abs=1e-12)
+        assert "motor_temperature" not in a
+    env.close()
+    sigma0, sigma1 = 100.0, 0.5
+    env = rotor(motor(lugre_stiffness=sigma0, lugre_damping=sigma1, lugre_coulomb=0.2, lugre_static=0.3,
+                      lugre_stribeck_velocity=0.1), action_mode="effort", armature=0.5, execution="native")
+    env.reset(seed=0)
+    d = env.unwrapped.data
+    d.qvel[0] = 2.0
+    a = env.step(np.zeros(1))[4]["actuator"]  # bristle z = 0: the friction is -sigma1 dz/dt = -sigma1 qd
+    assert a["applied_effort"][0] == pytest.approx(-sigma1 * 2.0, abs=1e-12)
+    assert "motor_current" not in a and "motor_temperature" not in a
+    for _ in range(700):  # no command: the friction (~F_C = 0.2 N·m at steady sliding) stops the shaft in ~5 s
+        env.step(np.zeros(1))
+    assert abs(d.qvel[0]) < 1e-2
+    env.close()
+
+
+def test_randomized_thermal_values_are_written_at_every_reset(rotor):
+    cfg = motor(**{**THERMAL, "randomization": {"thermal_resistance": Uniform(1.0, 3.0),
+                                                "ambient_temperature": Uniform(-5.0, 5.0, operation="add")}})
+    env = rotor(cfg, execution="native")
+    m, seen = env.unwrapped.model, set()
+    aid = m.nactuator - 1  # the native actuator comes after the env's own
+    for seed in range(3):
+        info = env.reset(seed=seed)[1]
+        p = info["actuator"]["parameters"]["motor"]
+        assert m.actuator_dynprm[aid, 2] == p["thermal_resistance"][0]
+        assert m.actuator_dynprm[aid, 4] == p["ambient_temperature"][0]
+        a = env.step(np.zeros(1))[4]["actuator"]  # no current at rest: the winding sits at ambient
+        assert a["motor_temperature"][0] == p["ambient_temperature"][0]
+        seen.add(float(p["thermal_resistance"][0]))
+    assert len(seen) == 3 and all(1.0 <= s <= 3.0 for s in seen)
+    env.close()
+
+
+def test_plain_native_dc_motor_has_no_motor_telemetry(rotor):
+    env = rotor(motor(), execution="native")
+    env.reset(seed=0)
+    a = env.step(np.zeros(1))[4]["actuator"]
+    assert "motor_temperature" not in a and "motor_current" not in a
+    env.close()
