@@ -15,6 +15,8 @@ DrivePID [+ ClampingMaxEffort] as above with ``dyntype="pid"``, ``gainprm = ki``
 DrivePD + ClampingDCMotor    ``dcmotor`` with ``K = 1`` (``motorconst="1 1"``), ``Vmax = velocity_limit``,
   [+ ClampingMaxEffort]      ``R = Vmax / saturation_effort``, ``controller = (kp, 0, kd, 0, 0, Vmax)``,
                              ``saturation = min(effort_limit, max_effort)``
+Motor{Thermal,Inductance,    the motor's ``thermal`` / ``inductance`` / ``cogging`` / ``lugre`` values
+  Cogging,LuGre}             (native only: explicit refuses them; :mod:`~actuator_gym.actuators.motor_physics`)
 Delay (any of the above)     ``nsample = max_delay``, ``delay = (L - 0.5) * timestep`` per joint (0 for
                              ``L = 0``), history prefilled with the first command after every reset
 ============================ =============================================================================
@@ -143,7 +145,9 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
 
     ``"auto"``: native only when the model integrates with Euler (the only integrator under which
     native and explicit are the same law) and every group has a native form; explicit otherwise
-    (one wrapper runs either way: a group mix is not supported yet)."""
+    (one wrapper runs either way: a group mix is not supported yet). A group with native-only motor
+    physics (:func:`native_only_fields`) makes ``"explicit"`` a ``ValueError`` naming the fields, and
+    ``"auto"`` native whatever the integrator (or the same error when native is not possible)."""
     if execution not in EXECUTIONS:
         raise ValueError(f"{owner}: execution must be one of {EXECUTIONS}, got {execution!r}")
     if execution == "explicit":
