@@ -49,6 +49,7 @@ from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositi
 from .delay import MAX_DELAY, Delay
 from .drives import Drive, DrivePD
 from .implicit import ImplicitOptions
+from .motor_physics import DCMotorPhysicsFields
 from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
 
 __all__ = [
@@ -387,12 +388,14 @@ class IdealPDActuatorCfg(ActuatorBaseCfg):
 
 
 @dataclass(kw_only=True)
-class DCMotorCfg(ActuatorBaseCfg):
+class DCMotorCfg(ActuatorBaseCfg, DCMotorPhysicsFields):
     """PD followed by the DC-motor torque-speed clamp.
 
     ``saturation_effort`` [N·m] is the stall torque; ``actuator_velocity_limit`` [rad/s] the
     no-load speed; ``actuator_effort_limit`` [N·m] the continuous torque. Both
-    ``saturation_effort`` and ``actuator_velocity_limit`` are required.
+    ``saturation_effort`` and ``actuator_velocity_limit`` are required. The optional motor
+    physics (thermal model, inductance, cogging, LuGre friction; :mod:`.motor_physics`) run only
+    in MuJoCo's native ``dcmotor`` (``execution="native"``).
     """
 
     saturation_effort: ParamValue = None
@@ -412,7 +415,8 @@ class DCMotorCfg(ActuatorBaseCfg):
                 saturation_effort=self.saturation_effort,
                 velocity_limit=self.actuator_velocity_limit,
                 effort_limit=self.actuator_effort_limit,
-            )
+            ),
+            *self.motor_physics_parts(),  # native only (motor_physics.py)
         ]
         aliases = {**_PD_ALIASES, "actuator_effort_limit": "effort_limit", "actuator_velocity_limit": "velocity_limit"}
         return dict(

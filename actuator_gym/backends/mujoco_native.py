@@ -15,6 +15,8 @@ DrivePID [+ ClampingMaxEffort] as above with ``dyntype="pid"``, ``gainprm = ki``
 DrivePD + ClampingDCMotor    ``dcmotor`` with ``K = 1`` (``motorconst="1 1"``), ``Vmax = velocity_limit``,
   [+ ClampingMaxEffort]      ``R = Vmax / saturation_effort``, ``controller = (kp, 0, kd, 0, 0, Vmax)``,
                              ``saturation = min(effort_limit, max_effort)``
+Motor{Thermal,Inductance,    the motor's ``thermal`` / ``inductance`` / ``cogging`` / ``lugre`` values
+  Cogging,LuGre}             (native only: explicit refuses them; :mod:`~actuator_gym.actuators.motor_physics`)
 Delay (any of the above)     ``nsample = max_delay``, ``delay = (L - 0.5) * timestep`` per joint (0 for
                              ``L = 0``), history prefilled with the first command after every reset
 ============================ =============================================================================
@@ -39,7 +41,10 @@ from typing import Any, Sequence
 import mujoco
 import numpy as np
 
-__all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "native_plan", "copy_model_values"]
+from ..actuators.motor_physics import NATIVE_ONLY_FORM
+
+__all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "native_plan", "copy_model_values",
+           "native_only_fields", "MOTOR_TELEMETRY"]
 
 EXECUTIONS = ("explicit", "native", "auto")
 """The ``execution=`` values: the runtime's substep loop, MuJoCo's own actuators, or native where
@@ -88,6 +93,8 @@ class GroupPlan:
     motor: NativeForm | None
     limits: list[NativeForm]
     delay: NativeForm | None
+    physics: dict[str, NativeForm] = field(default_factory=dict)
+    """The motor-physics declarations (``feature`` -> form; :mod:`~actuator_gym.actuators.motor_physics`)."""
 
 
 def _plan_group(name: str, model: Any, cols: Sequence[int]) -> tuple[GroupPlan | None, str]:
@@ -112,6 +119,9 @@ def _plan_group(name: str, model: Any, cols: Sequence[int]) -> tuple[GroupPlan |
     if len(motors) > 1:
         return None, "two DC-motor clamps in series have no native form"
     motor = motors[0] if motors else None
+    physics = {f.fixed["feature"]: f for f in forms if f.kind == NATIVE_ONLY_FORM}
+    if physics and motor is None:
+        return None, f"{sorted(physics)} need a DC-motor clamp (ClampingDCMotor) to act on"
     if motor is not None:
         if "ki" in drives[0].fields:
             return None, "a PID drive into a DC motor: the motor's own integrator has another anti-windup"
@@ -126,7 +136,7 @@ def _plan_group(name: str, model: Any, cols: Sequence[int]) -> tuple[GroupPlan |
         if drives[0].bound("bias") != (0.0, 0.0):
             return None, "const_effort into a DC motor has no native form"
     return GroupPlan(name, np.asarray(cols, dtype=np.intp), drives[0], motor,
-                     [f for f in clamps if f.kind == "forcerange"], delay), ""
+                     [f for f in clamps if f.kind == "forcerange"], delay, physics), ""
 
 
 def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: str) -> dict[str, GroupPlan | None]:
@@ -135,14 +145,22 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
 
     ``"auto"``: native only when the model integrates with Euler (the only integrator under which
     native and explicit are the same law) and every group has a native form; explicit otherwise
-    (one wrapper runs either way: a group mix is not supported yet)."""
+    (one wrapper runs either way: a group mix is not supported yet). A group with native-only motor
+    physics (:func:`native_only_fields`) makes ``"explicit"`` a ``ValueError`` naming the fields, and
+    ``"auto"`` native whatever the integrator (or the same error when native is not possible)."""
     if execution not in EXECUTIONS:
         raise ValueError(f"{owner}: execution must be one of {EXECUTIONS}, got {execution!r}")
     if execution == "explicit":
+        _refuse_native_only(collection, owner, execution)
         return {g: None for g in collection}
     plans, why = {}, {}
     for g in collection:
         plans[g], why[g] = _plan_group(g, collection[g], collection.joint_ids(g))
+    if execution == "auto" and native_only_fields(collection):  # explicit cannot run them: native or refuse
+        for g, reason in why.items():
+            if plans[g] is None:
+                _refuse_native_only(collection, owner, execution, f"; and native is not possible: group '{g}' {reason}")
+        return plans
     if execution == "native":
         for g, reason in why.items():
             if plans[g] is None:
@@ -154,6 +172,28 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     return plans
 
 
+def native_only_fields(collection: Any) -> dict[str, list[str]]:
+    """``{group: fields}`` of the groups whose parts exist only in MuJoCo's native ``dcmotor`` (the
+    motor physics: thermal model, inductance, cogging, LuGre friction)."""
+    out = {}
+    for g in collection:
+        names = sorted(n for p in collection[g].parts if p.native_form == NATIVE_ONLY_FORM for n in p.native_only_fields)
+        if names:
+            out[g] = names
+    return out
+
+
+def _refuse_native_only(collection: Any, owner: str, execution: str, why: str = "") -> None:
+    """``ValueError`` naming the group and the fields when a group that runs only natively would run
+    explicitly (``why``: why native is not possible either, for ``"auto"``)."""
+    for g, names in native_only_fields(collection).items():
+        raise ValueError(
+            f"{owner}: execution={execution!r}: group '{g}' sets {names}, which exist only in MuJoCo's native "
+            f"dcmotor (the explicit path has no thermal / inductance / cogging / LuGre model){why}; use "
+            "execution='native' (or 'auto') on a Gymnasium MuJoCo env"
+        )
+
+
 def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:
     """The force limit in force per joint: the min of the max-effort clamps and the motor's rated limit."""
     lim = None
@@ -161,6 +201,47 @@ def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:
         v = f.values("limit")
         lim = v if lim is None else np.minimum(lim, v)
     return lim
+
+
+_PLACEHOLDER = {"thermal": [1.0, 1.0, 0.0, 0.0, 0.0, 0.0], "inductance": [0.0, 1.0], "cogging": [1.0, 1.0, 0.0],
+                "lugre": [1.0, 0.0, 1.0, 1.0, 1.0]}
+"""Non-zero ``set_to_dcmotor`` values that switch a feature on (MuJoCo allocates its state at compile
+time from them); the values in force are written after compiling (:func:`_write_physics`)."""
+
+
+def _write_physics(m: mujoco.MjModel, ids: np.ndarray, physics: dict[str, NativeForm]) -> None:
+    """The motor-physics values in force into the dcmotor's parameter arrays (MuJoCo 4.0's layout,
+    as its compiler fills them): ``dynprm = (L/R, di/dt max, R_th, C_th, T_ambient, sigma0, sigma1,
+    ...)``, ``gainprm[2:4] = (alpha, T_ref)``, ``biasprm = (A, N, phi, F_C, F_S, v_S)``. Every value is
+    > 0 where MuJoCo reads "> 0" as "feature on" (the domains), so the state layout stays that of
+    the compiled model."""
+    f = physics.get("thermal")
+    if f is not None:
+        m.actuator_dynprm[ids, 2], m.actuator_dynprm[ids, 3] = f.values("rth"), f.values("cth")
+        m.actuator_dynprm[ids, 4] = f.values("tamb")
+        m.actuator_gainprm[ids, 2], m.actuator_gainprm[ids, 3] = f.values("alpha"), f.values("tref")
+    f = physics.get("inductance")
+    if f is not None:
+        m.actuator_dynprm[ids, 0] = f.values("te")
+    f = physics.get("cogging")
+    if f is not None:
+        for k, name in enumerate(("amplitude", "poles", "phase")):
+            m.actuator_biasprm[ids, k] = f.values(name)
+    f = physics.get("lugre")
+    if f is not None:
+        m.actuator_dynprm[ids, 5], m.actuator_dynprm[ids, 6] = f.values("sigma0"), f.values("sigma1")
+        for k, name in enumerate(("coulomb", "static", "stribeck")):
+            m.actuator_biasprm[ids, 3 + k] = f.values(name)
+
+
+MOTOR_TELEMETRY: dict[str, str] = {
+    "motor_temperature": "winding temperature after the control step [°C] (native DC motors with the thermal "
+                         "model; NaN in the other columns)",
+    "motor_current": "winding current at the last substep [A of the engine's K = 1 N·m/A motor: numerically the "
+                     "motor torque K i in N·m; a torque constant Kt carries motor_current / Kt amperes] (native DC "
+                     "motors with the thermal model or inductance; NaN in the other columns)",
+}
+"""The ``info["actuator"]`` keys of the native motor physics (present only when a group has them)."""
 
 
 _STRUCTS = ("opt", "vis", "stat")
@@ -218,6 +299,7 @@ class NativeActuators:
 
     def __init__(self, spec: mujoco.MjSpec, joint_names: Sequence[str], plans: dict[str, GroupPlan]):
         self.spec, self.plans = spec, plans
+        self.num_joints = len(joint_names)
         self.first_actuator = len(spec.actuators)
         cols = np.concatenate([p.cols for p in plans.values()])
         self.cols = cols
@@ -234,7 +316,7 @@ class NativeActuators:
         a.gear[0] = 1.0
         if plan.motor is not None:  # parameters proper are written after compiling
             a.set_to_dcmotor(motorconst=[1.0, 1.0], resistance=1.0, controller=[1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
-                             ctrlspec=_POS_VEL_FF)
+                             ctrlspec=_POS_VEL_FF, **{k: _PLACEHOLDER[k] for k in plan.physics})
         else:
             a.gaintype, a.biastype = mujoco.mjtGain.mjGAIN_PID, mujoco.mjtBias.mjBIAS_AFFINE
             a.ctrlspec = _POS_VEL_FF
@@ -281,6 +363,16 @@ class NativeActuators:
             self._pid[sl] = "ki" in plan.drive.fields
             self._motor[sl] = plan.motor is not None
         self._actadr = np.where(self._pid, m.actuator_actadr[ids], 0).astype(np.intp)
+        # motor physics: the dcmotor's states are (temperature, bristle, current) in that order, those
+        # switched on (no slew limit, no integrator: the controller has ki = 0 and slewmax = 0)
+        self._physics, self._thermal, self._inductive = (np.zeros(n, bool) for _ in range(3))
+        for sl, plan in self._blocks:
+            self._physics[sl] = bool(plan.physics)
+            self._thermal[sl] = "thermal" in plan.physics
+            self._inductive[sl] = "inductance" in plan.physics
+        self._any_physics = bool(self._physics.any())
+        self._temp_adr = m.actuator_actadr[ids[self._thermal]].astype(np.intp)
+        self._cur_adr = (m.actuator_actadr[ids] + m.actuator_actnum[ids] - 1)[self._inductive].astype(np.intp)
         self._any_pid, self._any_motor = bool(self._pid.any()), bool(self._motor.any())
         self._tmp = np.zeros(n), np.zeros(n), np.zeros(n, bool)
         # collection columns as a slice when they are in order (one block copy instead of a scatter)
@@ -309,6 +401,7 @@ class NativeActuators:
                 g = m.actuator_gainprm[ids]
                 g[:, 0], g[:, 4], g[:, 6], g[:, 7] = r, kp, kd, vmax
                 m.actuator_gainprm[ids] = g
+                _write_physics(m, ids, plan.physics)
             else:
                 bias_all[sl] = d.values("bias")
                 m.actuator_gainprm[ids] = 0.0
@@ -384,7 +477,7 @@ class NativeActuators:
         np.greater_equal(e, lim, out=acted)
         if self._any_motor:
             acted |= np.abs(r * force + vel) >= vmax * (1.0 - 1e-9)
-        if not acted.any():  # no limit acted: the commanded torque is the engine's force
+        if not acted.any() and not self._any_physics:  # no limit acted: the commanded torque is the engine's force
             out_computed[c] = force
             return
         u = self._u
@@ -413,5 +506,37 @@ class NativeActuators:
             acted |= np.abs(r * t + vel) > vmax
         # where no limit acted the engine's force is the commanded torque (to round-off in the
         # engine's order of operations): report it, so that saturated means a limit acted
+        if self._any_physics:  # motor physics: the force is not the command even within the limits
+            acted |= self._physics
         np.copyto(t, force, where=~acted)
         out_computed[c] = t
+
+    def motor_telemetry(self) -> dict[str, np.ndarray]:
+        """The :data:`MOTOR_TELEMETRY` keys, ``(num_joints,)`` in collection order (NaN where a key does
+        not apply), after :meth:`telemetry`; ``{}`` when no native group has the thermal model or
+        inductance. The temperature is the state after the step (ambient + MuJoCo's rise ``act``);
+        the current is the engine's current state (inductance: the value the last substep's force
+        used, ``actearly``) or the algebraic ``(V - qd) / R_T`` of the last substep, with ``V =
+        clip(R tau* + qd, +-Vmax)`` from the commanded torque and ``R_T`` at the winding temperature
+        the substep began with (``act - h act_dot``)."""
+        th, ind = self._thermal, self._inductive
+        if not (th.any() or ind.any()):
+            return {}
+        m, d, ids = self.model, self.data, self.ids
+        out = {}
+        if th.any():
+            temp = np.full(self.num_joints, np.nan)
+            temp[self.cols[th]] = m.actuator_dynprm[ids[th], 4] + d.act[self._temp_adr]
+            out["motor_temperature"] = temp
+        cur = np.full(self.num_joints, np.nan)
+        cur[self.cols[ind]] = d.act[self._cur_adr]
+        alg = th & ~ind
+        if alg.any():
+            g, rise = m.actuator_gainprm[ids[alg]], d.act[self._temp_adr[alg[th]]]
+            rise = rise - float(m.opt.timestep) * d.act_dot[self._temp_adr[alg[th]]]
+            r_t = g[:, 0] * (1.0 + g[:, 2] * (rise + m.actuator_dynprm[ids[alg], 4] - g[:, 3]))
+            qd = self._velocity[alg]
+            v = np.clip(g[:, 0] * self._tmp[0][alg] + qd, -g[:, 7], g[:, 7])
+            cur[self.cols[alg]] = (v - qd) / r_t
+        out["motor_current"] = cur
+        return out

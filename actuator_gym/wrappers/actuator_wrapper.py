@@ -511,6 +511,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._servos.finish(tel, self._dt)
         be, cols = self.backend, self._tel_cols[1]  # the state after the step, as the env's observation sees it
         tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0][cols], be.joint_vel()[0][cols]
+        if self._native and self._native.has_motor_telemetry:  # motor_temperature, motor_current
+            tel.update(self._native.motor_telemetry(cols))
         return tel
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import mujoco
 
 from ..backends.mujoco import MujocoBackend
-from ..backends.mujoco_native import NativeActuators, copy_model_values, native_plan
+from ..backends.mujoco_native import NativeActuators, copy_model_values, native_only_fields, native_plan
 
 __all__ = ["WrapperNative"]
 
@@ -37,11 +37,13 @@ class WrapperNative:
         self.plans = native_plan(collection, model, execution, "ActuatorWrapper")
         self.active = any(p is not None for p in self.plans.values())
         self.sim, self.collection = sim, collection
+        self.has_motor_telemetry = False
+        """Whether :meth:`motor_telemetry` has keys (a group with the thermal model or inductance)."""
         self.env_model, self.env_data = model, data
         if not self.active:
             return
         spec_of = getattr(sim, "model_spec", None)
-        if not callable(spec_of) and execution == "auto":  # no model file to recompile: explicit
+        if not callable(spec_of) and execution == "auto" and not native_only_fields(collection):  # explicit
             self.plans, self.active = {g: None for g in self.plans}, False
             return
         if not callable(spec_of):
@@ -61,6 +63,8 @@ class WrapperNative:
         self.actuators.write_parameters()
         d.qpos[:], d.qvel[:], d.time = src.qpos, src.qvel, src.time
         mujoco.mj_forward(m, d)
+        # which keys there are follows from the compiled groups alone: asked once, not at every step
+        self.has_motor_telemetry = bool(self.actuators.motor_telemetry())
         self.sim.install_model(m, d, int(self.env_model.nu))
         env_ctrl = d.ctrl[:int(self.env_model.nu)]
         advance = partial(mujoco.mj_step, m, d)  # advance(n): n substeps in one engine call
@@ -80,6 +84,11 @@ class WrapperNative:
         delay histories to be filled with the first command."""
         self.actuators.write_parameters()
         self.actuators.reset()
+
+    def motor_telemetry(self, cols: Any) -> dict[str, Any]:
+        """The native motor physics' telemetry (``MOTOR_TELEMETRY``: ``motor_temperature`` [°C],
+        ``motor_current``) of the collection columns ``cols``; ``{}`` when no group has them."""
+        return {k: v[cols] for k, v in self.actuators.motor_telemetry().items()}
 
     def parameters_changed(self) -> None:
         self.actuators.write_parameters()
