@@ -160,6 +160,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
     cfg_cls: type = TaskCfg
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
     spec = LimitedSpec()  # Gymnasium's EnvSpec, read back with max_episode_steps = the limit applied
+    actuator_dtype: torch.dtype = torch.float32
+    """The joint groups' float dtype (the explicit path's arithmetic; a subclass may set float64)."""
     past_end_raises: bool = True  # DISABLED: stepping an ended env raises (TaskEnv clears it: single envs go on)
 
     def __init_subclass__(cls, **kwargs: Any):
@@ -319,7 +321,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if not joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         return ActuatorCollection(joint_cfgs, joint_names=joint_names, num_envs=self.num_envs, device=device, seed=seeds,
-                                  asset=MjcfJoints(self.model), implicit_servo=TASK_IMPLICIT_SERVO)
+                                  asset=MjcfJoints(self.model), implicit_servo=TASK_IMPLICIT_SERVO, dtype=self.actuator_dtype)
 
     def add_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
         """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step
