@@ -341,11 +341,39 @@ class NativeActuators:
         self._lag = np.zeros((N, n), dtype=np.int64)
         self._law = tuple(np.zeros((N, n)) for _ in range(4)) + (np.full((N, n), np.inf), np.zeros((N, n)),
                                                                   np.full((N, n), np.inf))
-        if len(self.delayed):  # the history block of each delayed actuator, for the prefill below
-            self._scratch = mujoco.MjData(m)
-            adr, size = m.actuator_historyadr[self.delayed], m.actuator_history[self.delayed]
-            self._hidx = np.concatenate([np.arange(a, a + 2 + s[0] * (1 + m.actuator_ctrlnum[i]))
-                                         for a, s, i in zip(adr, size, self.delayed)])
+        if len(self.delayed):
+            self._history_template()
+
+    def _history_template(self) -> None:
+        """Where ``mj_initCtrlHistory`` puts what, found once by calling it on a scratch ``MjData`` at
+        time 0: the constant slots of each delayed actuator's block (its values with zero controls),
+        the timestamp slots (they move with the world's time) and the slot of each (sample, control)
+        value. The prefill then writes every reset world's blocks in a few array operations."""
+        m, dt, first = self.model, float(self.model.opt.timestep), self.first_actuator
+        d = mujoco.MjData(m)
+        idx, base, tmask, vslot, vsrc = [], [], [], [], []
+        for i in self.delayed:
+            n, nc = int(m.actuator_history[i, 0]), int(m.actuator_ctrlnum[i])
+            a = int(m.actuator_historyadr[i])
+            blk = np.arange(a, a + 2 + n * (1 + nc))
+            t = -dt * np.arange(n, 0, -1, dtype=np.float64).reshape(-1, 1)
+            mujoco.mj_initCtrlHistory(m, d, int(i), t, np.zeros((n, nc)))
+            zero = d.history[blk].copy()
+            mujoco.mj_initCtrlHistory(m, d, int(i), t + 1.0, np.zeros((n, nc)))
+            moved = d.history[blk] - zero
+            marks = 1e6 + np.arange(n * nc, dtype=np.float64).reshape(n, nc)  # unlike any cursor or timestamp
+            mujoco.mj_initCtrlHistory(m, d, int(i), t, marks)
+            filled = d.history[blk]
+            slots = [int(np.flatnonzero(filled == v)[0]) for v in marks.ravel()]
+            idx.append(blk)
+            base.append(np.where(np.isin(np.arange(len(blk)), slots), 0.0, zero))
+            tmask.append(moved == 1.0)
+            vslot.append(blk[slots])
+            vsrc.append(np.tile(np.arange(nc), n) + 3 * (i - first))  # which of the env's (native joint, control)
+        self._hidx = np.concatenate(idx)
+        self._hbase = np.concatenate(base)
+        self._htime = np.concatenate(tmask)
+        self._hvslot, self._hvsrc = np.concatenate(vslot), np.concatenate(vsrc)
 
     # -- parameters ---------------------------------------------------------------------------
     def write_parameters(self, env_ids: Any = None) -> None:
@@ -421,17 +449,13 @@ class NativeActuators:
 
     def _fill_history(self, envs: np.ndarray) -> None:
         """Every delayed actuator's history of ``envs`` filled with the env's current command,
-        timestamped at the substeps before its time (``mj_initCtrlHistory`` on a scratch
-        ``MjData``, the blocks then copied into the world's history row)."""
-        m, d, dt = self.model, self._scratch, float(self.model.opt.timestep)
-        times, hist, u, first = self.worlds.field("time"), self._history, self._u, self.first_actuator
-        for e in envs:
-            d.time = float(times[e])
-            for i in self.delayed:
-                n = int(m.actuator_history[i, 0])
-                t = d.time - dt * np.arange(n, 0, -1, dtype=np.float64)
-                mujoco.mj_initCtrlHistory(m, d, int(i), t.reshape(-1, 1), np.ascontiguousarray(np.tile(u[e, i - first], (n, 1))))
-            hist[e, self._hidx] = d.history[self._hidx]
+        timestamped at the substeps before the world's time: what ``mj_initCtrlHistory`` writes
+        (its layout found once, :meth:`_history_template`), for all ``envs`` at once."""
+        hist, times = self._history, self.worlds.field("time")[envs]
+        block = np.multiply.outer(times, self._htime.astype(np.float64))  # the world's time on the timestamp slots
+        block += self._hbase
+        hist[envs[:, None], self._hidx[None, :]] = block
+        hist[envs[:, None], self._hvslot[None, :]] = self._u.reshape(len(self._u), -1)[envs][:, self._hvsrc]
 
     def telemetry(self, out_computed: np.ndarray, out_applied: np.ndarray, out_qd: np.ndarray, substeps: int) -> None:
         """The last substep's efforts into ``(num_envs, num_joints)`` collection-order buffers: applied
