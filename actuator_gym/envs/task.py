@@ -160,8 +160,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
     cfg_cls: type = TaskCfg
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
     spec = LimitedSpec()  # Gymnasium's EnvSpec, read back with max_episode_steps = the limit applied
-    actuator_dtype: torch.dtype = torch.float32
-    """The joint groups' float dtype (the explicit path's arithmetic; a subclass may set float64)."""
+    actuator_dtype: torch.dtype = torch.float32  # the joint groups' dtype (explicit arithmetic; a subclass may set float64)
     past_end_raises: bool = True  # DISABLED: stepping an ended env raises (TaskEnv clears it: single envs go on)
 
     def __init_subclass__(cls, **kwargs: Any):
@@ -516,23 +515,18 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         keep working.
         """
         engine, be = self.engine, self.backend
-        if self._native is not None:  # every substep of every world in one engine call (docs/native.md)
-            self._native.run(engine)
-        else:
-            self._run_explicit(engine, be)
-        for key, value in engine.telemetry().items():
-            self.telemetry[key][:] = value
-
-    def _run_explicit(self, engine: SubstepEngine, be: Any) -> None:
         last = self.decimation - 1
         # the pass that makes the derived fields current after every step: for the mass-matrix terms
         # (it then runs inside the step) and for rotor writers that read body orientations
         every = engine.mass_ids is not None or (self.rotors is not None and self.rotors.needs_derived)
-        if self._on_device:
-            graph = engine.capture_physics
-            engine.run(lambda k: be.step(derived=every, graph=graph), self.notify_substep)
+        if self._native is not None:  # every substep of every world in one engine call (docs/native.md)
+            self._native.run(engine)
+        elif self._on_device:
+            engine.run(lambda k: be.step(derived=every, graph=engine.capture_physics), self.notify_substep)
         else:
             engine.run(lambda k: be.step(derived=every or k == last), self.notify_substep)
+        for key, value in engine.telemetry().items():
+            self.telemetry[key][:] = value
 
     def _make_engine(self) -> SubstepEngine:
         """The engine over this task's backend: numpy views on CPU; on a device, torch views and
