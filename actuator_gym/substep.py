@@ -95,11 +95,11 @@ class NativeGroups(Protocol):
     """Joint groups compiled into the physics engine's own actuators (native execution)."""
 
     def write_commands(self, pos: Any, vel: Any, eff: Any) -> None:
-        """The control step's targets ``(num_joints,)`` (collection order) into the engine's controls."""
+        """The control step's targets ``(num_envs, num_joints)`` (collection order) into the engine's controls."""
 
     def telemetry(self, computed: Any, applied: Any, qd: Any, substeps: int) -> None:
         """The last substep's commanded and applied efforts and the velocity the actuators read,
-        written into ``(num_joints,)`` collection-order buffers (``substeps``: in this control step)."""
+        written into ``(num_envs, num_joints)`` collection-order buffers (``substeps``: in this control step)."""
 
 
 class TorchJointState:
@@ -261,7 +261,8 @@ class SubstepEngine:
             it (``backends/_warp.py`` ``graph_capturable``) and the state lives on a CUDA device;
             ``False`` never captures (CPU always runs eagerly).
         native: the groups compiled into the engine's own actuators (:class:`NativeGroups`); then a
-            control step is :meth:`advance_native` (numpy state, no participants).
+            control step is :meth:`advance_native` (numpy state, no participants; one world for the
+            wrapper, every world of a batch for the tasks).
 
     ``substep(k)`` is the per-substep work (the wrapper installs it as the env's substep hook);
     ``run(advance)`` is the whole control step for consumers that advance the physics themselves;
@@ -312,10 +313,8 @@ class SubstepEngine:
             if self.participants or not isinstance(self._applied, np.ndarray):
                 raise ValueError("SubstepEngine: native groups run on numpy state without participants")
             tc = collection.target_command
-            self._targets = tuple(x.numpy()[0] for x in (tc.position, tc.velocity, tc.effort))
-            self._qd_last = np.zeros((1, collection.num_joints))  # the velocity the actuators read
-            # the (num_joints,) rows the engine fills, looked up once
-            self._native_out = (self._computed[0], self._applied[0], self._qd_last[0])
+            self._targets = tuple(x.numpy() for x in (tc.position, tc.velocity, tc.effort))
+            self._qd_last = np.zeros(self._applied.shape)  # the velocity the actuators read
 
     def advance_native(self, advance: Callable[[int], None]) -> None:
         """The control step of native groups (module doc): targets into the engine's controls,
@@ -324,7 +323,7 @@ class SubstepEngine:
         native, n = self.native, self.num_substeps
         native.write_commands(*self._targets)
         advance(n)
-        native.telemetry(*self._native_out, n)
+        native.telemetry(self._computed, self._applied, self._qd_last, n)
         self.telemetry_rows.record_held(self._applied, self._qd_last, n)
         self._substeps = n
 

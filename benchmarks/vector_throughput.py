@@ -10,6 +10,10 @@ One run, three comparisons, every variant measured side by side in alternating r
       substeps) versus envpool's ``Ant-v5`` (ideal torques) with the same observation
       (``use_contact_force=False``, ``contact_cost_weight=0``) and with its defaults (105-float
       observation, contact cost) -- envpool is an optional peer, skipped cleanly when absent;
+  (d) native execution (``execution="native"``: the actuators as MuJoCo's own, one
+      ``Batch.step(nstep=decimation)`` per control step) versus the raw physics of the same native
+      model and per-world fields, replaying recorded states of a native run (the same contacts and
+      actuator work; ``raw native replay``), and versus the explicit task (``[native] / batched``);
   (c) both versus the raw ``mujoco.batch`` physics-only rate of the same model and substeps
       (``Batch.step(nstep=decimation)``: no actuators, no observation, no resets -- the CPU limit),
       plus two references: the same batch stepped one substep per call (the closed loop's call
@@ -103,10 +107,39 @@ def actions(rng: np.random.Generator, n: int, dim: int, k: int = 32) -> np.ndarr
     return rng.uniform(-1.0, 1.0, size=(k, n, dim))
 
 
-def native(task_id: str, n: int, acts: np.ndarray) -> Variant:
-    env = gym.make_vec(task_id, num_envs=n, nthread=THREADS)
+def native(task_id: str, n: int, acts: np.ndarray, execution: str = "explicit") -> Variant:
+    env = gym.make_vec(task_id, num_envs=n, nthread=THREADS, execution=execution)
     env.reset(seed=0)
-    return Variant("actuator-gym batched", n, env.decimation, lambda i: env.step(acts[i % len(acts)]), env.close)
+    label = "actuator-gym batched" + ("" if execution == "explicit" else " [native]")
+    return Variant(label, n, env.decimation, lambda i: env.step(acts[i % len(acts)]), env.close)
+
+
+REPLAY = ("qpos", "qvel", "act", "history", "ctrl", "qacc_warmstart", "time")
+"""The physics state a replay writes back before each step (everything the step reads)."""
+
+
+def raw_native_replay(task_id: str, n: int, acts: np.ndarray, steps: int = 64) -> Variant:
+    """The raw physics of the native task's own batch (its model with the native actuators, its
+    per-world fields): a native run of ``steps`` control steps is recorded, then every call writes
+    one recorded state back and runs ``Batch.step(nstep=decimation)`` -- the same contacts and the
+    same actuator work, without observation, reward, actions or telemetry."""
+    env = gym.make_vec(task_id, num_envs=n, nthread=THREADS, execution="native")
+    env.reset(seed=0)
+    be = env.backend
+    views = {f: be.field(f) for f in REPLAY}
+    rec = []
+    for i in range(steps):
+        rec.append({f: np.array(v) for f, v in views.items()})
+        env.step(acts[i % len(acts)])
+    b, dec = be.batch, env.decimation
+
+    def step(i):
+        r = rec[i % steps]
+        for f, v in views.items():
+            v[...] = r[f]
+        b.step(nstep=dec)
+
+    return Variant(f"raw native replay step({dec})", n, dec, step, env.close)
 
 
 def sync_vector(task_id: str, n: int, acts: np.ndarray) -> Variant:
@@ -216,7 +249,8 @@ def main() -> None:
     qmodel.opt.timestep = qcfg.physics_dt
     for n in args.quad_n:
         acts = actions(rng, n, 12)
-        vs = [native(QUAD_ID, n, acts), sync_vector(QUAD_ID, n, acts), raw_batch(qmodel, n, qcfg.decimation, False)]
+        vs = [native(QUAD_ID, n, acts), sync_vector(QUAD_ID, n, acts), raw_batch(qmodel, n, qcfg.decimation, False),
+              native(QUAD_ID, n, acts, "native"), raw_native_replay(QUAD_ID, n, acts)]
         measure(vs, args.rounds, args.seconds)
         quad_rows.append((n, vs))
         for v in vs:
@@ -224,16 +258,18 @@ def main() -> None:
                 v.close()
         print(f"  (a) N={n} done", flush=True)
     nat, syn, raw = "actuator-gym batched", "Gymnasium SyncVectorEnv", f"raw mujoco.batch step({qcfg.decimation})"
+    nn, qrep = "actuator-gym batched [native]", f"raw native replay step({qcfg.decimation})"
     table(
         "(a) Quadruped-v0 (DC motor + delay), 4 substeps per env step",
         quad_rows,
         "raw = physics only, same model",
-        [(nat, syn), (nat, raw)],
+        [(nat, syn), (nat, raw), (nn, qrep), (nn, nat)],
     )
     for n, vs in quad_rows:
         by = {v.label: v for v in vs}
         if n == 64:
             goals.append(("(a) batched >= 3x SyncVectorEnv at N=64", by[nat].median / by[syn].median, 3.0))
+        goals.append((f"(d) Quadruped-v0 native >= 0.95x its raw replay at N={n}", by[nn].median / by[qrep].median, 0.95))
 
     # (b) + (c) Ant
     from actuator_gym.envs.ant import AntCfg
@@ -244,7 +280,7 @@ def main() -> None:
     ant_rows = []
     for n in args.ant_n:
         acts = actions(rng, n, 8)
-        vs = [native(ANT_ID, n, acts)]
+        vs = [native(ANT_ID, n, acts), native(ANT_ID, n, acts, "native"), raw_native_replay(ANT_ID, n, acts)]
         if not args.no_envpool and ep_version:
             vs += [envpool_ant(n, acts, True), envpool_ant(n, acts, False)]
         vs += [
@@ -261,11 +297,12 @@ def main() -> None:
     ep = "envpool Ant-v5 (same obs)"
     araw = f"raw mujoco.batch step({acfg.decimation})"
     rr = f"raw mujoco.rollout step({acfg.decimation})"
+    arep = f"raw native replay step({acfg.decimation})"
     table(
         "(b, c) Ant-v0 (DC motor + delay, 5 substeps) vs envpool Ant-v5 (ideal torques) vs raw physics",
         ant_rows,
         "raw = physics only (no actuators, no observation), same model and substeps",
-        [(nat, ep), (nat, araw), (nat, rr), (ep, araw)],
+        [(nat, ep), (nat, araw), (nat, rr), (ep, araw), (nn, arep), (nn, nat)],
     )
     for n, vs in ant_rows:
         by = {v.label: v for v in vs}
@@ -273,6 +310,7 @@ def main() -> None:
             goals.append(("(b) Ant-v0 >= 0.85x envpool Ant-v5 at N=64", by[nat].median / by[ep].median, 0.85))
         if n == 256:
             goals.append(("(c) Ant-v0 >= 0.7x raw mujoco.batch at N=256", by[nat].median / by[araw].median, 0.7))
+        goals.append((f"(d) Ant-v0 native >= 0.95x its raw replay at N={n}", by[nn].median / by[arep].median, 0.95))
     for n, vs in quad_rows:
         if n == 256:
             by = {v.label: v for v in vs}

@@ -170,6 +170,22 @@ class MujocoBatchBackend(PhysicsBackend):
         self._derived_current = True
         return arr
 
+    def output(self, name: str) -> np.ndarray:
+        """A live read-only ``(num_envs, ...)`` view of an ``MjData`` output every substep computes
+        (``actuator_force``, ``actuator_length``, ``actuator_velocity``, ...): the **last substep's**
+        values after a ``step(derived=False)`` (as after ``mj_step``), refreshed by every batch call.
+        Unlike :meth:`field` it asks for no derived pass (native execution reads the actuators'
+        outputs this way, then calls :meth:`refresh_derived`)."""
+        return self.batch.bind(name)
+
+    def refresh_derived(self) -> None:
+        """Make the derived fields bound through :meth:`field` describe the current state (after a
+        ``step(derived=False)``); nothing when none is bound. It overwrites :meth:`output` views
+        with values of the pass, so read those first."""
+        if (self._bound or self._mass is not None) and not self._derived_current:
+            self.batch.forward(stage=self._stage)
+            self._derived_current = True
+
     def mass_matrix_terms(self, joint_ids: Sequence[int], refresh: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(inverse_mass (num_envs, J, J), bias_force (num_envs, J))`` of the listed joints
         (indices into :attr:`joints`) at every world's current state: the block of ``M^-1``

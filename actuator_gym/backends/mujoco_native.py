@@ -42,9 +42,11 @@ import mujoco
 import numpy as np
 
 from ..actuators.motor_physics import NATIVE_ONLY_FORM
+from .mujoco_model_copy import copy_model_values
+from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, write_physics
 
-__all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "native_plan", "copy_model_values",
-           "native_only_fields", "MOTOR_TELEMETRY"]
+__all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "OneWorld", "native_plan",
+           "copy_model_values", "native_only_fields", "MOTOR_TELEMETRY"]
 
 EXECUTIONS = ("explicit", "native", "auto")
 """The ``execution=`` values: the runtime's substep loop, MuJoCo's own actuators, or native where
@@ -66,8 +68,8 @@ class NativeForm:
     fixed: dict[str, Any] = field(default_factory=dict)
 
     def values(self, name: str) -> np.ndarray:
-        """The values in force of native field ``name`` for env 0, ``(num_joints,)`` float64."""
-        return self.part.params[self.fields[name]].values[0].detach().cpu().numpy().astype(np.float64)
+        """The values in force of native field ``name`` for every env, ``(num_envs, num_joints)`` float64."""
+        return self.part.params[self.fields[name]].values.detach().cpu().numpy().astype(np.float64)
 
     def bound(self, name: str) -> tuple[float, float]:
         """The range the field's parameter can take (nominal and every randomization)."""
@@ -203,98 +205,49 @@ def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:
     return lim
 
 
-_PLACEHOLDER = {"thermal": [1.0, 1.0, 0.0, 0.0, 0.0, 0.0], "inductance": [0.0, 1.0], "cogging": [1.0, 1.0, 0.0],
-                "lugre": [1.0, 0.0, 1.0, 1.0, 1.0]}
-"""Non-zero ``set_to_dcmotor`` values that switch a feature on (MuJoCo allocates its state at compile
-time from them); the values in force are written after compiling (:func:`_write_physics`)."""
+class OneWorld:
+    """One ``MjModel`` + ``MjData`` seen as a batch of one world: the ``(1, ...)`` views
+    :class:`NativeActuators` reads and writes (the batched backend offers the same three methods,
+    :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`: ``model_field`` = per-world
+    model fields, ``field`` = state, ``output`` = the last substep's outputs)."""
+
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData):
+        self.model, self.data = model, data
+
+    def model_field(self, name: str) -> np.ndarray:
+        return getattr(self.model, name)[None]
+
+    def field(self, name: str) -> np.ndarray:
+        if name == "time":
+            return np.array([self.data.time])
+        return getattr(self.data, name)[None]
+
+    output = field
 
 
-def _write_physics(m: mujoco.MjModel, ids: np.ndarray, physics: dict[str, NativeForm]) -> None:
-    """The motor-physics values in force into the dcmotor's parameter arrays (MuJoCo 4.0's layout,
-    as its compiler fills them): ``dynprm = (L/R, di/dt max, R_th, C_th, T_ambient, sigma0, sigma1,
-    ...)``, ``gainprm[2:4] = (alpha, T_ref)``, ``biasprm = (A, N, phi, F_C, F_S, v_S)``. Every value is
-    > 0 where MuJoCo reads "> 0" as "feature on" (the domains), so the state layout stays that of
-    the compiled model."""
-    f = physics.get("thermal")
-    if f is not None:
-        m.actuator_dynprm[ids, 2], m.actuator_dynprm[ids, 3] = f.values("rth"), f.values("cth")
-        m.actuator_dynprm[ids, 4] = f.values("tamb")
-        m.actuator_gainprm[ids, 2], m.actuator_gainprm[ids, 3] = f.values("alpha"), f.values("tref")
-    f = physics.get("inductance")
-    if f is not None:
-        m.actuator_dynprm[ids, 0] = f.values("te")
-    f = physics.get("cogging")
-    if f is not None:
-        for k, name in enumerate(("amplitude", "poles", "phase")):
-            m.actuator_biasprm[ids, k] = f.values(name)
-    f = physics.get("lugre")
-    if f is not None:
-        m.actuator_dynprm[ids, 5], m.actuator_dynprm[ids, 6] = f.values("sigma0"), f.values("sigma1")
-        for k, name in enumerate(("coulomb", "static", "stribeck")):
-            m.actuator_biasprm[ids, 3 + k] = f.values(name)
-
-
-MOTOR_TELEMETRY: dict[str, str] = {
-    "motor_temperature": "winding temperature after the control step [°C] (native DC motors with the thermal "
-                         "model; NaN in the other columns)",
-    "motor_current": "winding current at the last substep [A of the engine's K = 1 N·m/A motor: numerically the "
-                     "motor torque K i in N·m; a torque constant Kt carries motor_current / Kt amperes] (native DC "
-                     "motors with the thermal model or inductance; NaN in the other columns)",
-}
-"""The ``info["actuator"]`` keys of the native motor physics (present only when a group has them)."""
-
-
-_STRUCTS = ("opt", "vis", "stat")
-
-
-def copy_model_values(src: mujoco.MjModel, dst: mujoco.MjModel) -> None:
-    """Copy what ``src`` holds now into ``dst``, a compilation of the same file with actuators
-    appended: every model array of the same shape whose name does not concern actuators or names
-    (physical properties edited at run time, randomized fields, the wrapper's joint properties),
-    and the ``opt`` / ``vis`` / ``stat`` structs (integrator, timestep, offscreen size, ...)."""
-    for name in dir(src):
-        if name.startswith("_") or "actuator" in name or name.startswith("name") or name == "names":
-            continue
-        a = getattr(src, name, None)
-        if not isinstance(a, np.ndarray):
-            continue
-        b = getattr(dst, name, None)
-        if isinstance(b, np.ndarray) and b.shape == a.shape and b.dtype == a.dtype and b.flags.writeable:
-            b[...] = a
-    for struct in _STRUCTS:
-        _copy_struct(getattr(src, struct), getattr(dst, struct))
-
-
-def _copy_struct(a: Any, b: Any) -> None:
-    for f in dir(a):
-        if f.startswith("_"):
-            continue
-        v = getattr(a, f)
-        if callable(v):
-            continue
-        if isinstance(v, np.ndarray):
-            getattr(b, f)[...] = v
-        elif isinstance(v, (int, float)):
-            try:
-                setattr(b, f, v)
-            except (AttributeError, TypeError):  # read-only fields
-                pass
-        else:
-            _copy_struct(v, getattr(b, f))
+def _ix(rows: Any, ids: np.ndarray) -> tuple:
+    """Index of ``rows`` (a slice or env ids) x actuator ``ids`` into a ``(num_envs, nu, ...)`` field."""
+    if isinstance(rows, slice):
+        return rows, ids
+    return rows[:, None], ids[None, :]
 
 
 class NativeActuators:
-    """The native groups of one env, compiled into a copy of its model.
+    """The native groups of one model, compiled into a copy of it; one mechanism for one world (the
+    wrapper) and for a batch of worlds (the batched tasks, per-world fields through ``Batch.expand``).
 
     Args:
-        spec: the env's ``MjSpec`` (edited: the native actuators are appended after its own).
+        spec: the model's ``MjSpec`` (edited: the native actuators are appended after its own).
         joint_names: the collection's joints, in collection order.
         plans: ``{group: GroupPlan}`` (the native ones only).
 
-    After :meth:`compile` gives ``(model, data)``, :meth:`write_parameters` writes the values in
-    force into the model fields (at every reset and parameter change), :meth:`write_commands` the
-    targets into ``ctrl`` (once per control step; the first after a reset also fills the delay
-    history), and :meth:`telemetry` reads the last substep's efforts back from the engine.
+    :meth:`compile_model` gives the model; :meth:`attach` binds the worlds it runs in (an
+    :class:`OneWorld`, or the batched backend); :meth:`compile` does both for one world. Then
+    :meth:`write_parameters` writes every env's values in force into its world's model fields (at
+    every reset and parameter change), :meth:`write_commands` the targets into ``ctrl`` (once per
+    control step; the first after an env's reset also fills its delay history), and
+    :meth:`telemetry` reads the last substep's efforts back from the engine. Every array is
+    ``(num_envs, ...)``.
     """
 
     def __init__(self, spec: mujoco.MjSpec, joint_names: Sequence[str], plans: dict[str, GroupPlan]):
@@ -316,7 +269,7 @@ class NativeActuators:
         a.gear[0] = 1.0
         if plan.motor is not None:  # parameters proper are written after compiling
             a.set_to_dcmotor(motorconst=[1.0, 1.0], resistance=1.0, controller=[1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
-                             ctrlspec=_POS_VEL_FF, **{k: _PLACEHOLDER[k] for k in plan.physics})
+                             ctrlspec=_POS_VEL_FF, **{k: PLACEHOLDER[k] for k in plan.physics})
         else:
             a.gaintype, a.biastype = mujoco.mjtGain.mjGAIN_PID, mujoco.mjtBias.mjBIAS_AFFINE
             a.ctrlspec = _POS_VEL_FF
@@ -329,29 +282,18 @@ class NativeActuators:
             a.nsample = int(plan.delay.fixed["max_delay"])
             a.delay = (plan.delay.fixed["max_delay"] - 0.5) * spec.option.timestep
 
-    def compile(self) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    def compile_model(self) -> mujoco.MjModel:
+        """The model with the native actuators appended (the model's own keep ids and controls)."""
         m = self.spec.compile()
         n = len(self.cols)
         first = self.first_actuator
         if m.nactuator - first != n:  # pragma: no cover - the spec added one per joint
             raise RuntimeError("native actuators: unexpected actuator count after compiling")
-        self.model, self.data = m, mujoco.MjData(m)
+        self.model = m
         self.ids = ids = np.arange(first, first + n)
         self.env_controls = int(m.actuator_ctrladr[first]) if n else m.nu
         """Controls of the model's own actuators (they come first, as in the env's model)."""
-        d = self.data
-        # zero-copy views: the native actuators are the last ones, 3 controls each (pos vel ff)
-        self._u = d.ctrl[self.env_controls:self.env_controls + 3 * n].reshape(n, 3)
-        self._force = d.actuator_force[first:first + n]
-        self._length = d.actuator_length[first:first + n]
-        self._velocity = d.actuator_velocity[first:first + n]
-        self.delayed = [int(i) for i in ids if m.actuator_history[i, 0] > 0]
-        self._fresh = True
-        # the commands of the last control steps (as many as the longest lag can reach back), to
-        # report which one the engine's delayed read used at the last substep
-        self._commands = np.zeros((int(m.actuator_history[ids, 0].max(initial=0)) + 1, n, 3))
-        self._step = 0
-        self._rows = np.arange(n)
+        self.delayed = np.asarray([int(i) for i in ids if m.actuator_history[i, 0] > 0], dtype=np.intp)
         self._blocks: list[tuple[slice, GroupPlan]] = []
         off = 0
         for plan in self.plans.values():
@@ -374,102 +316,178 @@ class NativeActuators:
         self._temp_adr = m.actuator_actadr[ids[self._thermal]].astype(np.intp)
         self._cur_adr = (m.actuator_actadr[ids] + m.actuator_actnum[ids] - 1)[self._inductive].astype(np.intp)
         self._any_pid, self._any_motor = bool(self._pid.any()), bool(self._motor.any())
-        self._tmp = np.zeros(n), np.zeros(n), np.zeros(n, bool)
         # collection columns as a slice when they are in order (one block copy instead of a scatter)
         self._c = slice(int(self.cols[0]), int(self.cols[0]) + n) if n and np.array_equal(
             self.cols, np.arange(self.cols[0], self.cols[0] + n)) else self.cols
-        self._source = (None, None, 0)  # (substeps, per-joint offset of the command a lag reads, max lag)
+        return m
+
+    def compile(self) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        """One world: the model, a fresh ``MjData`` of it, attached (the wrapper)."""
+        m = self.compile_model()
+        self.data = mujoco.MjData(m)
+        self.attach(OneWorld(m, self.data))
         return m, self.data
 
+    def attach(self, worlds: Any) -> None:
+        """Run in ``worlds`` (an :class:`OneWorld` or the batched backend: ``model_field(name)`` /
+        ``field(name)`` / ``output(name)`` give live ``(num_envs, ...)`` arrays)."""
+        m, n, first = self.model, len(self.ids), self.first_actuator
+        self.worlds = worlds
+        self._fields = {name: worlds.model_field(name) for name in _FIELDS}
+        ctrl = worlds.field("ctrl")
+        self.num_envs = N = ctrl.shape[0]
+        # zero-copy views: the native actuators are the last ones, 3 controls each (pos vel ff)
+        self._u = ctrl[:, self.env_controls:self.env_controls + 3 * n].reshape(N, n, 3)
+        if n and not np.shares_memory(self._u, ctrl):  # pragma: no cover - a split of the last axis is a view
+            raise RuntimeError("native actuators: the control view is a copy")
+        self._force = worlds.output("actuator_force")[:, first:first + n]
+        self._length = worlds.output("actuator_length")[:, first:first + n]
+        self._velocity = worlds.output("actuator_velocity")[:, first:first + n]
+        self._act = worlds.field("act") if self._any_pid else None
+        self._history = worlds.field("history") if len(self.delayed) else None
+        self._fresh = np.ones(N, bool)
+        # the commands of the last control steps (as many as the longest lag can reach back), per
+        # env, to report which one the engine's delayed read used at the last substep
+        self._commands = np.zeros((int(m.actuator_history[self.ids, 0].max(initial=0)) + 1, N, n, 3))
+        self._step = np.zeros(N, dtype=np.int64)
+        self._envs = np.arange(N)
+        self._tmp = np.zeros((N, n)), np.zeros((N, n)), np.zeros((N, n), bool)
+        self._lag = np.zeros((N, n), dtype=np.int64)
+        self._law = tuple(np.zeros((N, n)) for _ in range(4)) + (np.full((N, n), np.inf), np.zeros((N, n)),
+                                                                  np.full((N, n), np.inf))
+        if len(self.delayed):
+            self._history_template()
+
+    def _history_template(self) -> None:
+        """Where ``mj_initCtrlHistory`` puts what, found once by calling it on a scratch ``MjData`` at
+        time 0: the constant slots of each delayed actuator's block (its values with zero controls),
+        the timestamp slots (they move with the world's time) and the slot of each (sample, control)
+        value. The prefill then writes every reset world's blocks in a few array operations."""
+        m, dt, first = self.model, float(self.model.opt.timestep), self.first_actuator
+        d = mujoco.MjData(m)
+        idx, base, tmask, vslot, vsrc = [], [], [], [], []
+        for i in self.delayed:
+            n, nc = int(m.actuator_history[i, 0]), int(m.actuator_ctrlnum[i])
+            a = int(m.actuator_historyadr[i])
+            blk = np.arange(a, a + 2 + n * (1 + nc))
+            t = -dt * np.arange(n, 0, -1, dtype=np.float64).reshape(-1, 1)
+            mujoco.mj_initCtrlHistory(m, d, int(i), t, np.zeros((n, nc)))
+            zero = d.history[blk].copy()
+            mujoco.mj_initCtrlHistory(m, d, int(i), t + 1.0, np.zeros((n, nc)))
+            moved = d.history[blk] - zero
+            marks = 1e6 + np.arange(n * nc, dtype=np.float64).reshape(n, nc)  # unlike any cursor or timestamp
+            mujoco.mj_initCtrlHistory(m, d, int(i), t, marks)
+            filled = d.history[blk]
+            slots = [int(np.flatnonzero(filled == v)[0]) for v in marks.ravel()]
+            idx.append(blk)
+            base.append(np.where(np.isin(np.arange(len(blk)), slots), 0.0, zero))
+            tmask.append(moved == 1.0)
+            vslot.append(blk[slots])
+            vsrc.append(np.tile(np.arange(nc), n) + 3 * (i - first))  # which of the env's (native joint, control)
+        self._hidx = np.concatenate(idx)
+        self._hbase = np.concatenate(base)
+        self._htime = np.concatenate(tmask)
+        self._hvslot, self._hvsrc = np.concatenate(vslot), np.concatenate(vsrc)
+
     # -- parameters ---------------------------------------------------------------------------
-    def write_parameters(self) -> None:
-        """Write the values in force (env 0) of every native group into the model fields, and keep
-        them (one array over all native joints each) for the telemetry."""
-        m, dt, n = self.model, float(self.model.opt.timestep), len(self.ids)
-        kp_all, kd_all, bias_all, ki_all = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
-        lim_all, r_all, vmax_all = np.full(n, np.inf), np.zeros(n), np.full(n, np.inf)
-        self._lag = np.zeros(n, dtype=np.int64)
+    def write_parameters(self, env_ids: Any = None) -> None:
+        """Write the values in force of ``env_ids`` (None = every env) into their worlds' model
+        fields, and keep them (``(num_envs, native joints)`` arrays) for the telemetry."""
+        F, dt = self._fields, float(self.model.opt.timestep)
+        rows = slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp).reshape(-1)
+        kp_all, kd_all, bias_all, ki_all, lim_all, r_all, vmax_all = self._law
+        gain, bias = F["actuator_gainprm"], F["actuator_biasprm"]
         for sl, plan in self._blocks:
             ids = self.ids[sl]
+            at = _ix(rows, ids)
             d = plan.drive
-            kp_all[sl], kd_all[sl] = kp, kd = d.values("kp"), d.values("kd")
+            kp, kd = d.values("kp")[rows], d.values("kd")[rows]
+            kp_all[rows, sl], kd_all[rows, sl] = kp, kd
             lim = _fl(plan.limits, plan.motor)
             if plan.motor is not None:
-                vmax = plan.motor.values("noload")
-                r = vmax / plan.motor.values("stall")
-                r_all[sl], vmax_all[sl] = r, vmax
-                g = m.actuator_gainprm[ids]
-                g[:, 0], g[:, 4], g[:, 6], g[:, 7] = r, kp, kd, vmax
-                m.actuator_gainprm[ids] = g
-                _write_physics(m, ids, plan.physics)
+                vmax = plan.motor.values("noload")[rows]
+                r = vmax / plan.motor.values("stall")[rows]
+                r_all[rows, sl], vmax_all[rows, sl] = r, vmax
+                for k, v in ((0, r), (4, kp), (6, kd), (7, vmax)):
+                    gain[at + (k,)] = v
+                write_physics(F, at, rows, plan.physics)
             else:
-                bias_all[sl] = d.values("bias")
-                m.actuator_gainprm[ids] = 0.0
+                b = d.values("bias")[rows]
+                bias_all[rows, sl] = b
+                gain[at] = 0.0
                 if "ki" in d.fields:
-                    ki_all[sl] = m.actuator_gainprm[ids, 0] = d.values("ki")
-                    imax = d.values("imax")
+                    ki = d.values("ki")[rows]
+                    ki_all[rows, sl] = ki
+                    gain[at + (0,)] = ki
+                    imax = d.values("imax")[rows]
                     fin = np.isfinite(imax)
-                    m.actuator_actlimited[ids] = fin
-                    m.actuator_actrange[ids[fin], 0] = -imax[fin]
-                    m.actuator_actrange[ids[fin], 1] = imax[fin]
-                m.actuator_biasprm[ids] = 0.0
-                m.actuator_biasprm[ids, 0] = bias_all[sl]
-                m.actuator_biasprm[ids, 1] = -kp
-                m.actuator_biasprm[ids, 2] = -kd
+                    F["actuator_actlimited"][at] = fin
+                    F["actuator_actrange"][at + (0,)] = np.where(fin, -imax, 0.0)
+                    F["actuator_actrange"][at + (1,)] = np.where(fin, imax, 0.0)
+                bias[at] = 0.0
+                bias[at + (0,)], bias[at + (1,)], bias[at + (2,)] = b, -kp, -kd
             if lim is None:
-                m.actuator_forcelimited[ids] = 0
+                F["actuator_forcelimited"][at] = 0
             else:
-                lim_all[sl] = lim
+                lim = lim[rows]
+                lim_all[rows, sl] = lim
                 fin = np.isfinite(lim)
-                m.actuator_forcelimited[ids] = fin
-                m.actuator_forcerange[ids[fin], 0] = -lim[fin]
-                m.actuator_forcerange[ids[fin], 1] = lim[fin]
+                F["actuator_forcelimited"][at] = fin
+                F["actuator_forcerange"][at + (0,)] = np.where(fin, -lim, 0.0)
+                F["actuator_forcerange"][at + (1,)] = np.where(fin, lim, 0.0)
             if plan.delay is not None and plan.delay.fixed["max_delay"] > 0:
-                lag = plan.delay.values("lag")
-                m.actuator_delay[ids] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
-                self._lag[sl] = lag.astype(np.int64)
-        self._law = kp_all, kd_all, bias_all, ki_all, lim_all, r_all, vmax_all
-        self._source = (None, None, 0)
+                lag = plan.delay.values("lag")[rows]
+                F["actuator_delay"][at] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
+                self._lag[rows, sl] = lag.astype(np.int64)
 
-    def reset(self) -> None:
-        """After the env's reset: the next :meth:`write_commands` fills the delay history."""
-        self._fresh = True
+    def reset(self, env_ids: Any = None) -> None:
+        """After the reset of ``env_ids`` (None = all): their next :meth:`write_commands` fills their
+        delay histories and restarts their step count."""
+        self._fresh[slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)] = True
 
     # -- one control step ---------------------------------------------------------------------
     def write_commands(self, pos: np.ndarray, vel: np.ndarray, eff: np.ndarray) -> None:
-        """``ctrl`` of the native actuators from the collection's targets ``(num_joints,)`` (collection
-        order); the first call after a reset fills every delay history with this command (as our
-        Delay holds the oldest command since the reset)."""
+        """``ctrl`` of the native actuators from the collection's targets ``(num_envs, num_joints)``
+        (collection order); the first call after an env's reset fills its delay histories with this
+        command (``mj_initCtrlHistory``, as our Delay holds the oldest command since the reset)."""
         u, c = self._u, self.cols
-        u[:, 0], u[:, 1], u[:, 2] = pos[c], vel[c], eff[c]
-        if self._fresh:
-            self._fresh, self._step = False, 0
-            m, d, dt = self.model, self.data, float(self.model.opt.timestep)
-            for i in self.delayed:
-                n = int(m.actuator_history[i, 0])
-                times = d.time - dt * np.arange(n, 0, -1, dtype=np.float64)
-                values = np.ascontiguousarray(np.tile(u[i - self.first_actuator], (n, 1)))
-                mujoco.mj_initCtrlHistory(m, d, i, times.reshape(-1, 1), values)
-        if self.delayed:
-            self._commands[self._step % len(self._commands)] = u
+        u[:, :, 0], u[:, :, 1], u[:, :, 2] = pos[:, c], vel[:, c], eff[:, c]
+        fresh = self._fresh
+        if fresh.any():
+            envs = np.flatnonzero(fresh)
+            self._step[envs] = 0
+            fresh[:] = False
+            if len(self.delayed):
+                self._fill_history(envs)
+        if len(self.delayed):
+            self._commands[self._step % len(self._commands), self._envs] = u
+
+    def _fill_history(self, envs: np.ndarray) -> None:
+        """Every delayed actuator's history of ``envs`` filled with the env's current command,
+        timestamped at the substeps before the world's time: what ``mj_initCtrlHistory`` writes
+        (its layout found once, :meth:`_history_template`), for all ``envs`` at once."""
+        hist, times = self._history, self.worlds.field("time")[envs]
+        block = np.multiply.outer(times, self._htime.astype(np.float64))  # the world's time on the timestamp slots
+        block += self._hbase
+        hist[envs[:, None], self._hidx[None, :]] = block
+        hist[envs[:, None], self._hvslot[None, :]] = self._u.reshape(len(self._u), -1)[envs][:, self._hvsrc]
 
     def telemetry(self, out_computed: np.ndarray, out_applied: np.ndarray, out_qd: np.ndarray, substeps: int) -> None:
-        """The last substep's efforts into ``(num_joints,)`` collection-order buffers: applied =
-        ``actuator_force``; computed = the controller's commanded torque ``kp (u_pos - l) + kd (u_vel
+        """The last substep's efforts into ``(num_envs, num_joints)`` collection-order buffers: applied
+        = ``actuator_force``; computed = the controller's commanded torque ``kp (u_pos - l) + kd (u_vel
         - v) + u_ff + const [+ ki x_I]`` from the controls the engine read at the last substep (a
-        delayed group: the command of substep ``k - L`` since the reset, ``substeps`` per control
-        step, kept from the last control steps' commands), ``actuator_length`` /
+        delayed group: the command of substep ``k - L`` since the env's reset, ``substeps`` per
+        control step, kept from the last control steps' commands), ``actuator_length`` /
         ``actuator_velocity`` and ``act``; ``out_qd``: the velocity the actuators read
         (``actuator_velocity``, gear 1). Where no limit acted (the force range did not clamp, the
         motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
         ``saturated`` (computed != applied) means what it means on the explicit path."""
         c, force, vel = self._c, self._force, self._velocity
-        out_applied[c] = force
-        out_qd[c] = vel
+        out_applied[:, c] = force
+        out_qd[:, c] = vel
         kp, kd, bias, ki, lim, r, vmax = self._law
         t, e, acted = self._tmp
         step = self._step
-        self._step = step + 1
         # a limit can only have acted where the force sits on the force range's bound (it clamps
         # to it exactly) or, for a motor, where R f + v is at +-Vmax (the voltage clip; screened
         # with a 1e-9 margin, then decided on the commanded torque below)
@@ -478,29 +496,25 @@ class NativeActuators:
         if self._any_motor:
             acted |= np.abs(r * force + vel) >= vmax * (1.0 - 1e-9)
         if not acted.any() and not self._any_physics:  # no limit acted: the commanded torque is the engine's force
-            out_computed[c] = force
+            out_computed[:, c] = force
+            step += 1
             return
         u = self._u
-        if self.delayed:
-            # the last substep is (step + 1) S - 1 since the reset; its command came from control step
-            # max(0, (step + 1) S - 1 - L) // S = step + (S - 1 - L) // S once step S >= L
-            if self._source[0] != substeps:
-                self._source = (substeps, (substeps - 1 - self._lag) // substeps, int(self._lag.max(initial=0)))
-            _, offset, longest = self._source
-            if step * substeps >= longest:
-                source = offset + step
-            else:
-                source = np.maximum((step + 1) * substeps - 1 - self._lag, 0) // substeps
-            u = self._commands[source % len(self._commands), self._rows]
-        np.subtract(u[:, 0], self._length, out=t)
+        if len(self.delayed):
+            # the last substep is (step + 1) S - 1 since the reset; its command came from control
+            # step max(0, (step + 1) S - 1 - L) // S
+            source = np.maximum((step[:, None] + 1) * substeps - 1 - self._lag, 0) // substeps
+            u = self._commands[source % len(self._commands), self._envs[:, None], np.arange(len(self.ids))[None, :]]
+        step += 1
+        np.subtract(u[..., 0], self._length, out=t)
         t *= kp
-        np.subtract(u[:, 1], vel, out=e)
+        np.subtract(u[..., 1], vel, out=e)
         e *= kd
         t += e
-        t += u[:, 2]
+        t += u[..., 2]
         t += bias
         if self._any_pid:
-            t += ki * self.data.act[self._actadr]
+            t += ki * self._act[:, self._actadr]
         np.greater_equal(np.abs(force), lim, out=acted)  # the force range clamps to its bound exactly
         if self._any_motor:  # the controller's voltage reached +-Vmax
             acted |= np.abs(r * t + vel) > vmax
@@ -509,12 +523,12 @@ class NativeActuators:
         if self._any_physics:  # motor physics: the force is not the command even within the limits
             acted |= self._physics
         np.copyto(t, force, where=~acted)
-        out_computed[c] = t
+        out_computed[:, c] = t
 
     def motor_telemetry(self) -> dict[str, np.ndarray]:
-        """The :data:`MOTOR_TELEMETRY` keys, ``(num_joints,)`` in collection order (NaN where a key does
-        not apply), after :meth:`telemetry`; ``{}`` when no native group has the thermal model or
-        inductance. The temperature is the state after the step (ambient + MuJoCo's rise ``act``);
+        """The :data:`MOTOR_TELEMETRY` keys, ``(num_envs, num_joints)`` in collection order (NaN where a
+        key does not apply), after :meth:`telemetry`; ``{}`` when no native group has the thermal model
+        or inductance. The temperature is the state after the step (ambient + MuJoCo's rise ``act``);
         the current is the engine's current state (inductance: the value the last substep's force
         used, ``actearly``) or the algebraic ``(V - qd) / R_T`` of the last substep, with ``V =
         clip(R tau* + qd, +-Vmax)`` from the commanded torque and ``R_T`` at the winding temperature
@@ -522,21 +536,28 @@ class NativeActuators:
         th, ind = self._thermal, self._inductive
         if not (th.any() or ind.any()):
             return {}
-        m, d, ids = self.model, self.data, self.ids
+        F, ids, N = self._fields, self.ids, self.num_envs
+        act = self.worlds.field("act")
         out = {}
         if th.any():
-            temp = np.full(self.num_joints, np.nan)
-            temp[self.cols[th]] = m.actuator_dynprm[ids[th], 4] + d.act[self._temp_adr]
+            temp = np.full((N, self.num_joints), np.nan)
+            temp[:, self.cols[th]] = F["actuator_dynprm"][:, ids[th], 4] + act[:, self._temp_adr]
             out["motor_temperature"] = temp
-        cur = np.full(self.num_joints, np.nan)
-        cur[self.cols[ind]] = d.act[self._cur_adr]
+        cur = np.full((N, self.num_joints), np.nan)
+        cur[:, self.cols[ind]] = act[:, self._cur_adr]
         alg = th & ~ind
         if alg.any():
-            g, rise = m.actuator_gainprm[ids[alg]], d.act[self._temp_adr[alg[th]]]
-            rise = rise - float(m.opt.timestep) * d.act_dot[self._temp_adr[alg[th]]]
-            r_t = g[:, 0] * (1.0 + g[:, 2] * (rise + m.actuator_dynprm[ids[alg], 4] - g[:, 3]))
-            qd = self._velocity[alg]
-            v = np.clip(g[:, 0] * self._tmp[0][alg] + qd, -g[:, 7], g[:, 7])
-            cur[self.cols[alg]] = (v - qd) / r_t
+            adr = self._temp_adr[alg[th]]
+            g = F["actuator_gainprm"][:, ids[alg]]
+            rise = act[:, adr] - float(self.model.opt.timestep) * self.worlds.field("act_dot")[:, adr]
+            r_t = g[..., 0] * (1.0 + g[..., 2] * (rise + F["actuator_dynprm"][:, ids[alg], 4] - g[..., 3]))
+            qd = self._velocity[:, alg]
+            v = np.clip(g[..., 0] * self._tmp[0][:, alg] + qd, -g[..., 7], g[..., 7])
+            cur[:, self.cols[alg]] = (v - qd) / r_t
         out["motor_current"] = cur
         return out
+
+
+_FIELDS = ("actuator_gainprm", "actuator_biasprm", "actuator_dynprm", "actuator_forcerange", "actuator_forcelimited",
+           "actuator_actrange", "actuator_actlimited", "actuator_delay")
+"""The model fields the native groups write per world (``Batch.expand`` on a batch)."""

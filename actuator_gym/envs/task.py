@@ -121,7 +121,7 @@ from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
 from .task_conventions import LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
-from .task_execution import task_execution
+from .task_execution import TaskNative, task_execution
 from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -152,13 +152,15 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             (see ``docs/backends.md``; the Warp ones need ``pip install actuator-gym[warp]``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
             state and the actuator collection live.
-        execution: ``"explicit"`` (default) or ``"auto"`` (explicit on the tasks for now); ``"native"`` is refused (not yet).
+        execution: ``"explicit"`` (default), ``"native"`` (the groups as MuJoCo's own actuators; backend
+            ``"mujoco"``) or ``"auto"`` (native where exact: Euler); ``task.execution`` says which runs (docs/native.md).
         **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
     """
 
     cfg_cls: type = TaskCfg
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
     spec = LimitedSpec()  # Gymnasium's EnvSpec, read back with max_episode_steps = the limit applied
+    actuator_dtype: torch.dtype = torch.float32  # the joint groups' dtype (explicit arithmetic; a subclass may set float64)
     past_end_raises: bool = True  # DISABLED: stepping an ended env raises (TaskEnv clears it: single envs go on)
 
     def __init_subclass__(cls, **kwargs: Any):
@@ -188,7 +190,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         num_envs = check_num_envs(num_envs, owner)
         seeds = env_seeds(seed, num_envs, owner)
         mode = _autoreset_mode(autoreset_mode, owner)
-        self.execution = task_execution(execution, owner)  # what runs: "explicit" (docs/native.md)
+        self.execution = task_execution(execution, backend, owner)  # what runs (docs/native.md; resolved below)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
@@ -209,17 +211,20 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
         self.max_episode_steps = episode_limit(cfg.episode_length_s, self.dt, max_episode_steps, owner)
+        self._native = early = None
+        if self.execution != "explicit":  # backend "mujoco": the groups first, compiled into the batch's model
+            early = self._joint_collection(joint_cfgs, seeds, TaskNative.joint_names(self.model), torch.device("cpu"))
+            native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner)
+            self._native, self.execution = (native, "native") if native.active else (None, "explicit")
+            self.model = native.model if native.active else self.model
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
+        if self._native is not None:
+            self._native.attach(self.backend)
         self.backend_name = backend
         self.device = self.backend.device
         self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
-        if joint_cfgs and not self.joint_names:
-            raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
-        self.collection = None if not joint_cfgs else ActuatorCollection(
-            joint_cfgs, joint_names=self.joint_names, num_envs=self.num_envs, device=self.device, seed=seeds,
-            asset=MjcfJoints(self.model), implicit_servo=TASK_IMPLICIT_SERVO,
-        )
+        self.collection = early if early is not None else self._joint_collection(joint_cfgs, seeds, self.joint_names, self.device)
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
             [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],
@@ -309,10 +314,22 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             "that delivers their thrust to the physics)"
         )
 
+    def _joint_collection(self, joint_cfgs: Any, seeds: Any, joint_names: Sequence[str], device: Any) -> Any:
+        if not joint_cfgs:
+            return None
+        if not joint_names:
+            raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
+        return ActuatorCollection(joint_cfgs, joint_names=joint_names, num_envs=self.num_envs, device=device, seed=seeds,
+                                  asset=MjcfJoints(self.model), implicit_servo=TASK_IMPLICIT_SERVO, dtype=self.actuator_dtype)
+
     def add_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
-        """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step."""
+        """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step
+        (not with ``execution="native"``: the substeps run in one engine call)."""
         if not callable(fn):
             raise ValueError("add_substep_callback: fn must be callable")
+        if self._native is not None:
+            raise ValueError(f"add_substep_callback: {type(self).__name__} runs execution='native' (all substeps in one "
+                             "engine call); per-substep callbacks need execution='explicit'")
         self._substep_callbacks.append(fn)
 
     def notify_substep(self, k: int) -> None:
@@ -446,6 +463,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         ``["actuator"]["parameters"]`` for those envs, and the new nominal over later resets
         (docs/actuators.md, "Changing parameters at run time")."""
         self.actuators.set_parameter(group, name, value, env_ids=env_ids, joint_ids=joints)
+        if self._native is not None:
+            self._native.parameters_changed(None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu()))
         self.parameters_changed[slice(None) if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())] = True
 
     # -- internals ----------------------------------------------------------------------------
@@ -500,9 +519,10 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         # the pass that makes the derived fields current after every step: for the mass-matrix terms
         # (it then runs inside the step) and for rotor writers that read body orientations
         every = engine.mass_ids is not None or (self.rotors is not None and self.rotors.needs_derived)
-        if self._on_device:
-            graph = engine.capture_physics
-            engine.run(lambda k: be.step(derived=every, graph=graph), self.notify_substep)
+        if self._native is not None:  # every substep of every world in one engine call (docs/native.md)
+            self._native.run(engine)
+        elif self._on_device:
+            engine.run(lambda k: be.step(derived=every, graph=engine.capture_physics), self.notify_substep)
         else:
             engine.run(lambda k: be.step(derived=every or k == last), self.notify_substep)
         for key, value in engine.telemetry().items():
@@ -514,7 +534,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         be = self.backend
         parts = [self.rotors] if self.rotors is not None else []
         if not self._on_device or self.collection is None:  # rotors: host numpy, writes through host views
-            engine = SubstepEngine(self.collection, be, self.physics_dt, self.decimation, participants=parts)
+            engine = SubstepEngine(self.collection, be, self.physics_dt, self.decimation, participants=parts,
+                                   native=None if self._native is None else self._native.actuators)
             engine.capture_physics = self._on_device
             return engine
         engine = SubstepEngine(self.collection, TorchJointState(be, self.collection.applied_effort), self.physics_dt,
@@ -539,6 +560,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if qpos is None:
             qpos = np.broadcast_to(self.model.qpos0, (len(ids), self.model.nq))
         self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
+        if self._native is not None:  # the values in force into the worlds' fields; histories at the next step
+            self._native.reset(ids)
         if self.collection is not None:
             self._reset_targets(ids)
         self.actions[ids] = 0.0

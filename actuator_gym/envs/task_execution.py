@@ -1,25 +1,113 @@
 """The batched tasks' ``execution=`` option (``gym.make(id, execution=...)``, ``gym.make_vec(id, ...,
-execution=...)``, ``BatchedTask(execution=...)``): ``"explicit"`` (the runtime's substep loop);
-``"native"`` is not there yet and is refused; ``"auto"`` resolves to ``"explicit"``. The wrapper has
-native execution (``ActuatorWrapper(..., execution="native")``, docs/native.md)."""
+execution=...)``, ``BatchedTask(execution=...)``), docs/native.md:
+
+* ``"explicit"`` (default): the runtime's substep loop computes the groups in numpy at every substep.
+* ``"native"``: every joint group compiled into MuJoCo 4's own actuators (the compiler the wrapper
+  uses, :class:`~actuator_gym.backends.mujoco_native.NativeActuators`): the task's MJCF is compiled
+  with the native actuators appended *before* the batch is built; each env's values in force are
+  written into its world's model fields (``mujoco.batch.Batch.expand``: ``gainprm``, ``biasprm``,
+  ``forcerange``, ``actrange``, ``actuator_delay``) at every reset and parameter change; each reset
+  env's delay history is filled with its first command; a control step is one
+  ``Batch.step(nstep=decimation)`` call for every world. Backend ``"mujoco"`` only.
+* ``"auto"``: native when the model integrates with Euler and every group has a native form;
+  explicit otherwise (and on the other backends).
+
+:class:`TaskNative` is the task's native side; the task calls it at construction, reset, parameter
+change and step.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["task_execution"]
+import numpy as np
+
+__all__ = ["task_execution", "TaskNative"]
+
+_VALUES = ("explicit", "native", "auto")
 
 
-def task_execution(execution: Any, owner: str) -> str:
-    """The tasks' ``execution=`` in force: ``"explicit"`` (the runtime's substep loop), also for
-    ``"auto"`` (native where exact, explicit elsewhere: on the tasks that is everywhere, for now);
-    ``"native"`` is a ``ValueError`` until the batched backends compile native groups."""
-    if execution == "native":
-        raise ValueError(
-            f"{owner}: execution='native' is not yet supported on the batched tasks (per-world native actuators "
-            "through mujoco.batch are to come); use execution='explicit' or 'auto' (explicit here), or "
-            "ActuatorWrapper(..., execution='native') on a Gymnasium MuJoCo env"
-        )
-    if execution not in ("explicit", "auto"):
-        raise ValueError(f"{owner}: execution must be one of ('explicit', 'native', 'auto'), got {execution!r}")
-    return "explicit"
+def task_execution(execution: Any, backend: Any, owner: str) -> str:
+    """The requested ``execution=`` checked against the backend: ``"explicit"``, ``"native"`` or
+    ``"auto"`` (``"auto"`` on a backend other than ``"mujoco"`` is ``"explicit"``); ``"native"`` on
+    another backend is a ``ValueError``."""
+    if execution not in _VALUES:
+        raise ValueError(f"{owner}: execution must be one of {_VALUES}, got {execution!r}")
+    if backend != "mujoco" and execution != "explicit":
+        if execution == "native":
+            raise ValueError(
+                f"{owner}: execution='native' runs on backend='mujoco' (mujoco.batch) only; backend={backend!r} "
+                "has no native execution yet (MuJoCo-Warp: not yet; Newton: no MuJoCo actuators); use "
+                "execution='explicit' or 'auto' (explicit there)"
+            )
+        return "explicit"
+    return execution
+
+
+class TaskNative:
+    """The native side of one batched task (module doc).
+
+    Args:
+        collection: the task's joint groups (built before the backend), or None.
+        rotor_groups: names of the task's rotor groups (they have no native form).
+        model: the task's compiled model (options and joint properties already written).
+        xml: the task's MJCF (recompiled with the native actuators).
+        execution: ``"native"`` or ``"auto"``.
+        owner: the task's name, for messages.
+
+    ``active`` is False where ``"auto"`` runs explicitly; otherwise :attr:`model` is the model with
+    the native actuators (the task builds its backend from it) and :attr:`actuators` the compiled
+    groups (:meth:`attach` binds them to the backend's worlds).
+    """
+
+    def __init__(self, collection: Any, rotor_groups: Any, model: Any, xml: str, execution: str, owner: str):
+        import mujoco
+
+        from ..backends.mujoco_native import NativeActuators, copy_model_values, native_plan
+
+        self.active = False
+        if rotor_groups:
+            if execution == "native":
+                raise ValueError(f"{owner}: execution='native': group '{next(iter(rotor_groups))}' is a rotor group "
+                                 "(ThrusterCfg), which has no MuJoCo-native form; use execution='explicit' (or 'auto')")
+            return
+        if collection is None:
+            return
+        self.plans = native_plan(collection, model, execution, owner)
+        self.active = any(p is not None for p in self.plans.values())
+        if not self.active:
+            return
+        spec = mujoco.MjSpec.from_string(xml)
+        spec.option.timestep = float(model.opt.timestep)  # the delays' buffers are sized in substeps of it
+        self.actuators = NativeActuators(spec, collection.joint_names, self.plans)
+        self.model = self.actuators.compile_model()
+        copy_model_values(model, self.model)  # the task's options and joint properties
+
+    @staticmethod
+    def joint_names(model: Any) -> tuple[str, ...]:
+        """The model's 1-DOF joints, as the batched backend will list them (the collection is built first)."""
+        from ..backends.mujoco import joint_info
+
+        return joint_info(model).names
+
+    def attach(self, backend: Any) -> None:
+        """Run in ``backend``'s worlds (a :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`)."""
+        self.backend = backend
+        self.actuators.attach(backend)
+
+    def reset(self, env_ids: np.ndarray) -> None:
+        """After the groups re-drew ``env_ids``' parameters and the backend reset their worlds: the
+        values in force into those worlds' fields; their delay histories are filled at the next step."""
+        self.actuators.write_parameters(env_ids)
+        self.actuators.reset(env_ids)
+
+    def parameters_changed(self, env_ids: Any = None) -> None:
+        self.actuators.write_parameters(env_ids)
+
+    def run(self, engine: Any) -> None:
+        """One control step of every world: the engine's native step (targets into ``ctrl``, one
+        ``Batch.step(nstep=decimation)``, the last substep's efforts back), then the derived fields."""
+        be = self.backend
+        engine.begin()
+        engine.advance_native(lambda n: be.step(nstep=n, derived=False))
+        be.refresh_derived()

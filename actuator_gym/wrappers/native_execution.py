@@ -88,7 +88,7 @@ class WrapperNative:
     def motor_telemetry(self, cols: Any) -> dict[str, Any]:
         """The native motor physics' telemetry (``MOTOR_TELEMETRY``: ``motor_temperature`` [°C],
         ``motor_current``) of the collection columns ``cols``; ``{}`` when no group has them."""
-        return {k: v[cols] for k, v in self.actuators.motor_telemetry().items()}
+        return {k: v[0, cols] for k, v in self.actuators.motor_telemetry().items()}
 
     def parameters_changed(self) -> None:
         self.actuators.write_parameters()

@@ -241,17 +241,6 @@ def test_ant_v5_rk4_native_dc_motor_stays_within_the_documented_gap():
     assert _joint_gap(*euler, 20) < 1e-9
 
 
-def test_tasks_refuse_native_execution_until_it_is_there_and_auto_runs_explicit():
-    with pytest.raises(ValueError, match=r"Pendulum.*execution='native' is not yet supported on the batched tasks"):
-        gym.make("actuator_gym/Pendulum-v0", execution="native")
-    with pytest.raises(ValueError, match=r"execution='native' is not yet supported"):
-        gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, execution="native")
-    vec = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, execution="auto")
-    assert vec.unwrapped.execution == "explicit"
-    with pytest.raises(ValueError, match=r"execution must be one of .* got 'fast'"):
-        gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, execution="fast")
-
-
 @pytest.mark.parametrize("mode", ["velocity", "effort", "position_velocity"])
 def test_native_equals_explicit_in_every_action_mode(arm_path, mode):
     def cfg():
