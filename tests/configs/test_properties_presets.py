@@ -149,8 +149,8 @@ def _check(tmp_path, doc, seed, in_hypothesis=True):
             _note("refused at build (joints matched by no key)", in_hypothesis)
             return None
     rng = np.random.default_rng(seed)
-    bound = _effort_bound(model)
     for _ in range(3):
+        bound = _effort_bound(model)  # the limits in force (a reset below re-draws randomized ones)
         q, qd, qt = (rng.uniform(-1e3, 1e3, (4, 3)) for _ in range(3))
         kw = dict(joint_pos=q, joint_vel=qd, target_pos=qt, dt=0.005)
         if model.effort_mode == "implicit":
