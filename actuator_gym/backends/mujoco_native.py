@@ -46,7 +46,7 @@ from .mujoco_model_copy import copy_model_values
 from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, write_physics
 
 __all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "OneWorld", "native_plan",
-           "copy_model_values", "native_only_fields", "MOTOR_TELEMETRY"]
+           "copy_model_values", "native_only_fields", "refuse_native_only", "MOTOR_TELEMETRY"]
 
 EXECUTIONS = ("explicit", "native", "auto")
 """The ``execution=`` values: the runtime's substep loop, MuJoCo's own actuators, or native where
@@ -153,7 +153,7 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     if execution not in EXECUTIONS:
         raise ValueError(f"{owner}: execution must be one of {EXECUTIONS}, got {execution!r}")
     if execution == "explicit":
-        _refuse_native_only(collection, owner, execution)
+        refuse_native_only(collection, owner, execution)
         return {g: None for g in collection}
     plans, why = {}, {}
     for g in collection:
@@ -161,7 +161,7 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     if execution == "auto" and native_only_fields(collection):  # explicit cannot run them: native or refuse
         for g, reason in why.items():
             if plans[g] is None:
-                _refuse_native_only(collection, owner, execution, f"; and native is not possible: group '{g}' {reason}")
+                refuse_native_only(collection, owner, execution, f"; and native is not possible: group '{g}' {reason}")
         return plans
     if execution == "native":
         for g, reason in why.items():
@@ -185,14 +185,14 @@ def native_only_fields(collection: Any) -> dict[str, list[str]]:
     return out
 
 
-def _refuse_native_only(collection: Any, owner: str, execution: str, why: str = "") -> None:
+def refuse_native_only(collection: Any, owner: str, execution: str, why: str = "") -> None:
     """``ValueError`` naming the group and the fields when a group that runs only natively would run
     explicitly (``why``: why native is not possible either, for ``"auto"``)."""
     for g, names in native_only_fields(collection).items():
         raise ValueError(
             f"{owner}: execution={execution!r}: group '{g}' sets {names}, which exist only in MuJoCo's native "
             f"dcmotor (the explicit path has no thermal / inductance / cogging / LuGre model){why}; use "
-            "execution='native' (or 'auto') on a Gymnasium MuJoCo env"
+            "execution='native' (or 'auto'; on a batched task: backend='mujoco')"
         )
 
 

@@ -121,7 +121,7 @@ from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
 from .task_conventions import LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
-from .task_execution import TaskNative, task_execution
+from .task_execution import refuse_native_only, TaskNative, task_execution
 from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -225,6 +225,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
         self.collection = early if early is not None else self._joint_collection(joint_cfgs, seeds, self.joint_names, self.device)
+        refuse_native_only(self.collection, self.execution, owner)  # DC-motor extras that run natively only
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
             [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],

@@ -90,16 +90,27 @@ class TaskNative:
 
         return joint_info(model).names
 
+    motor_telemetry: dict = {}
+    """The native motor physics' telemetry of the last control step (``MOTOR_TELEMETRY`` keys,
+    ``(num_envs, num_joints)``; empty when no group has the thermal model or inductance)."""
+
     def attach(self, backend: Any) -> None:
         """Run in ``backend``'s worlds (a :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`)."""
         self.backend = backend
         self.actuators.attach(backend)
+        self.motor_telemetry = self.actuators.motor_telemetry()  # the same keys from the first info on
 
     def reset(self, env_ids: np.ndarray) -> None:
         """After the groups re-drew ``env_ids``' parameters and the backend reset their worlds: the
         values in force into those worlds' fields; their delay histories are filled at the next step."""
         self.actuators.write_parameters(env_ids)
         self.actuators.reset(env_ids)
+        if self.motor_telemetry:  # reset worlds: the winding at ambient, no current yet
+            fresh = self.actuators.motor_telemetry()
+            for key, value in self.motor_telemetry.items():
+                value[env_ids] = fresh[key][env_ids]
+            cur = self.motor_telemetry["motor_current"]
+            cur[env_ids] = np.where(np.isnan(cur[env_ids]), np.nan, 0.0)
 
     def parameters_changed(self, env_ids: Any = None) -> None:
         self.actuators.write_parameters(env_ids)
@@ -110,4 +121,14 @@ class TaskNative:
         be = self.backend
         engine.begin()
         engine.advance_native(lambda n: be.step(nstep=n, derived=False))
+        self.motor_telemetry = self.actuators.motor_telemetry()  # before the derived pass rewrites act_dot
         be.refresh_derived()
+
+
+def refuse_native_only(collection: Any, execution: str, owner: str) -> None:
+    """An explicit task (``execution="explicit"``, or ``"auto"`` resolved so) with a group that runs only
+    natively (the DC-motor extras) is a ``ValueError`` naming the group and the fields, at construction."""
+    if collection is not None and execution == "explicit":
+        from ..backends.mujoco_native import refuse_native_only as refuse
+
+        refuse(collection, owner, execution)

@@ -196,3 +196,32 @@ def test_rk4_implicitfast_differ_by_a_documented_amount(task_cls, cfg_cls, integ
     assert got == integrator and low < own < high, own
     got, euler = gap(_euler(cfg_cls)())
     assert got == 0 and euler < 1e-4, euler
+
+
+def test_native_task_reports_motor_temperature_and_current_with_the_same_keys_every_call():
+    """A thermal DC motor on a native task: motor_temperature / motor_current in every info (from the
+    reset on: torchrl stacks infos), the winding heats under a saturating command, and a reset world
+    is back at ambient with no current while the other keeps heating."""
+    motor = ag.DCMotorCfg(joint_names_expr=[".*"], stiffness=0.0, damping=0.0, saturation_effort=10.0,
+                       actuator_velocity_limit=20.0, thermal_resistance=2.0, thermal_capacitance=5.0,
+                       ambient_temperature=30.0)
+    env = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, execution="native", actuators={"hinge": motor},
+                       action_mode="effort", action_scale=100.0, action_offset=0.0, action_bounds=(-1.0, 1.0))
+    with pytest.raises(ValueError, match=r"group 'hinge' sets \['ambient_temperature', 'thermal_capacitance', 'thermal_resistance'\].*native"):
+        gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, actuators={"hinge": motor})  # explicit: refused at construction
+    _, info = env.reset(seed=0)
+    keys = set(info["actuator"])
+    assert {"motor_temperature", "motor_current"} <= keys
+    np.testing.assert_array_equal(info["actuator"]["motor_temperature"], np.full((2, 1), 30.0))
+    temps = []
+    for _ in range(6):
+        _, _, _, _, info = env.step(np.ones((2, 1), np.float32))  # 10x the stall torque: saturated
+        assert set(info["actuator"]) == keys
+        temps.append(info["actuator"]["motor_temperature"][:, 0].copy())
+        assert (info["actuator"]["motor_current"] > 0).all() and info["actuator"]["saturated"].all()
+    assert (np.diff(np.array(temps), axis=0) > 0).all()  # heating, both worlds
+    _, info = env.reset(options={"reset_mask": np.array([True, False])})
+    assert info["actuator"]["motor_temperature"][0, 0] == 30.0 and info["actuator"]["motor_current"][0, 0] == 0.0
+    _, _, _, _, info = env.step(np.ones((2, 1), np.float32))
+    t = info["actuator"]["motor_temperature"][:, 0]
+    assert 30.0 < t[0] < temps[1][0] and t[1] > temps[-1][1]  # env 0 restarts cold (one step of heat), env 1 keeps heating
