@@ -293,6 +293,7 @@ class ActuatorCollection(Mapping):
                 grp.views = tuple(self._views[k][:, grp.cols] for k in keys)
         only = next(iter(self._groups.values()))
         self._fast = None
+        self._skipped: frozenset[str] = frozenset()
         if (
             len(self._groups) == 1
             and only.cols == slice(0, self.num_joints)
@@ -302,6 +303,7 @@ class ActuatorCollection(Mapping):
         ):
             self._fast = only
             self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
+        self._fast_group = self._fast
 
     @staticmethod
     def _group_seeds(seeds: np.ndarray, n: int) -> list[np.ndarray]:
@@ -361,6 +363,21 @@ class ActuatorCollection(Mapping):
         ``compute`` needs ``inverse_mass=`` (and optionally ``bias_force=``) over the collection's
         joints, e.g. from ``backend.mass_matrix_terms(range(collection.num_joints))``."""
         return self._needs_mass
+
+    def skip_groups(self, names: Sequence[str]) -> None:
+        """Leave the groups ``names`` out of :meth:`compute` from now on (native execution runs them in
+        the physics engine; docs/native.md): their columns of ``computed_effort`` / ``applied_effort``
+        and the output command are the consumer's to write. ``()`` computes every group again."""
+        for n in names:
+            self[n]  # unknown names: the usual error
+        self._skipped = frozenset(names)
+        self._fast = None if self._skipped else self._fast_group
+        # skipped columns stay at what the consumer wrote (zero after this call)
+        for n in self._skipped:
+            c = self._groups[n].cols
+            self._views["computed"][:, c] = 0
+            self._views["applied"][:, c] = 0
+            self._views["out_eff"][:, c] = 0
 
     # -- runtime ----------------------------------------------------------------------------
     def _view_in(self, x: Any, name: str):
@@ -435,7 +452,10 @@ class ActuatorCollection(Mapping):
             qd = qd.numpy() if isinstance(qd, torch.Tensor) else qd
         mass = self._mass_terms(inverse_mass, bias_force) if self._needs_mass else None
         v = self._views
+        skipped = self._skipped
         for grp in self._groups.values():
+            if skipped and grp.name in skipped:
+                continue
             c, m = grp.cols, grp.model
             kw = _NO_KW if mass is None else mass.get(grp.name, _NO_KW)
             if grp.views is not None:  # hot path: cached views, outputs written in place

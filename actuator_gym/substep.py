@@ -97,9 +97,17 @@ class NativeGroups(Protocol):
     def write_commands(self, pos: Any, vel: Any, eff: Any) -> None:
         """The control step's targets ``(num_envs, num_joints)`` (collection order) into the engine's controls."""
 
+    groups: Sequence[str]
+    """The native groups (the others run explicitly: a mix)."""
+    cols: Any
+    """Their collection columns."""
+
     def telemetry(self, computed: Any, applied: Any, qd: Any, substeps: int) -> None:
         """The last substep's commanded and applied efforts and the velocity the actuators read,
         written into ``(num_envs, num_joints)`` collection-order buffers (``substeps``: in this control step)."""
+
+    def substep_power(self) -> Any:
+        """``(num_envs, len(cols))``: the power [W] of the substep that just ran (a mix)."""
 
 
 class TorchJointState:
@@ -309,23 +317,46 @@ class SubstepEngine:
         if self._plain:  # the common CPU case: the same steps, without the branches (hot path)
             self.substep = self._plain_substep()
         self.native = native
+        self.mixed = False
         if native is not None:
             if self.participants or not isinstance(self._applied, np.ndarray):
                 raise ValueError("SubstepEngine: native groups run on numpy state without participants")
             tc = collection.target_command
             self._targets = tuple(x.numpy() for x in (tc.position, tc.velocity, tc.effort))
             self._qd_last = np.zeros(self._applied.shape)  # the velocity the actuators read
+            explicit = [g for g in collection if g not in set(native.groups)]
+            self.mixed = bool(explicit)
+            """Some groups run explicitly beside the native ones (``execution="auto"``, docs/native.md)."""
+            self._native_cols = np.asarray(native.cols, dtype=np.intp)
+            collection.skip_groups(list(native.groups) if explicit else [])
 
     def advance_native(self, advance: Callable[[int], None]) -> None:
         """The control step of native groups (module doc): targets into the engine's controls,
         ``advance(num_substeps)`` (all substeps in one engine call), the last substep's efforts
-        back; the power row of the last substep stands for all of them."""
+        back; the power row of the last substep stands for all of them.
+
+        A mix (:attr:`mixed`: some groups explicit, the collection skips the native ones) runs the
+        explicit groups through :meth:`run`, one ``advance(1)`` per substep: their efforts are
+        written at every substep as on the explicit path, the native columns are zero there (the
+        engine's actuators carry them); after each substep the native columns' power row is read
+        from the engine (exact per substep, so ``mean_power`` / ``energy`` are the explicit sums)."""
         native, n = self.native, self.num_substeps
         native.write_commands(*self._targets)
+        if self.mixed:
+            nc = self._native_cols
+            self._applied[:, nc] = 0.0  # no generalized force for the native joints (the engine's actuators)
+            self._computed[:, nc] = 0.0
+            self.run(lambda k: advance(1), after=self._native_power)
+            native.telemetry(self._computed, self._applied, self._qd_last, n)
+            return
         advance(n)
         native.telemetry(self._computed, self._applied, self._qd_last, n)
         self.telemetry_rows.record_held(self._applied, self._qd_last, n)
         self._substeps = n
+
+    def _native_power(self, k: int) -> None:
+        """Substep ``k`` of a mix just ran: the native columns of its power row from the engine."""
+        self.telemetry_rows.rows[k][:, self._native_cols] = self.native.substep_power()
 
     def resize(self, num_substeps: int) -> None:
         """Change the substeps per control step (a wrapped env whose ``frame_skip`` changed)."""

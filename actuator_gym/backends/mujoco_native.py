@@ -145,11 +145,15 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     """``{group: plan}`` (``None``: the group runs explicitly) for ``execution``; ``ValueError`` naming
     the group and the reason when ``execution="native"`` meets a group with no exact native form.
 
-    ``"auto"``: native only when the model integrates with Euler (the only integrator under which
-    native and explicit are the same law) and every group has a native form; explicit otherwise
-    (one wrapper runs either way: a group mix is not supported yet). A group with native-only motor
-    physics (:func:`native_only_fields`) makes ``"explicit"`` a ``ValueError`` naming the fields, and
-    ``"auto"`` native whatever the integrator (or the same error when native is not possible)."""
+    ``"auto"`` decides **per group**: under Euler (the only integrator under which native and explicit
+    are the same law) each group with a native form runs natively and the others explicitly (a mix:
+    the explicit groups run per substep beside the compiled ones); under another integrator every
+    group runs explicitly. A group with native-only motor physics (:func:`native_only_fields`) makes
+    ``"explicit"`` a ``ValueError`` naming the fields, and runs natively under ``"auto"`` whatever the
+    integrator (the same error when it has no native plan); the other groups then follow the rule
+    above. Engine-servo groups (``ImplicitActuatorCfg``: participants of the explicit step) do not
+    run beside native groups: ``"auto"`` runs such a collection explicitly (or refuses it, when a
+    group must run natively)."""
     if execution not in EXECUTIONS:
         raise ValueError(f"{owner}: execution must be one of {EXECUTIONS}, got {execution!r}")
     if execution == "explicit":
@@ -158,20 +162,24 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     plans, why = {}, {}
     for g in collection:
         plans[g], why[g] = _plan_group(g, collection[g], collection.joint_ids(g))
-    if execution == "auto" and native_only_fields(collection):  # explicit cannot run them: native or refuse
-        for g, reason in why.items():
-            if plans[g] is None:
-                refuse_native_only(collection, owner, execution, f"; and native is not possible: group '{g}' {reason}")
-        return plans
     if execution == "native":
         for g, reason in why.items():
             if plans[g] is None:
                 raise ValueError(f"{owner}: execution='native': group '{g}' has no exact MuJoCo-native form: {reason}; "
                                  "use execution='explicit' (or 'auto')")
         return plans
-    if int(model.opt.integrator) != _EULER or any(p is None for p in plans.values()):
+    only = native_only_fields(collection)  # "auto" from here on
+    for g in only:
+        if plans[g] is None:  # explicit cannot run it: native or refuse
+            refuse_native_only(collection, owner, execution, f"; and native is not possible: group '{g}' {why[g]}")
+    servos = list(getattr(collection, "engine_servo_groups", ()))
+    if servos and only:
+        refuse_native_only(collection, owner, execution, f"; and group '{servos[0]}' (ImplicitActuatorCfg, an engine "
+                           "servo) cannot run beside native groups")
+    if servos:
         return {g: None for g in collection}
-    return plans
+    euler = int(model.opt.integrator) == _EULER
+    return {g: plans[g] if (euler or g in only) else None for g in collection}
 
 
 def native_only_fields(collection: Any) -> dict[str, list[str]]:
@@ -257,6 +265,8 @@ class NativeActuators:
         cols = np.concatenate([p.cols for p in plans.values()])
         self.cols = cols
         """Collection columns of the native joints, in native-actuator order."""
+        self.groups = tuple(plans)
+        """The native groups (the collection's other groups run explicitly beside them: a mix)."""
         for plan in plans.values():
             for c in plan.cols:
                 self._add(spec, joint_names[c], plan)
@@ -524,6 +534,11 @@ class NativeActuators:
             acted |= self._physics
         np.copyto(t, force, where=~acted)
         out_computed[:, c] = t
+
+    def substep_power(self) -> np.ndarray:
+        """``actuator_force * actuator_velocity`` [W] of the substep just run, ``(num_envs, native joints)``
+        in :attr:`cols` order (a mix reads it after every substep)."""
+        return self._force * self._velocity
 
     def motor_telemetry(self) -> dict[str, np.ndarray]:
         """The :data:`MOTOR_TELEMETRY` keys, ``(num_envs, num_joints)`` in collection order (NaN where a

@@ -10,7 +10,9 @@ execution=...)``, ``BatchedTask(execution=...)``), docs/native.md:
   env's delay history is filled with its first command; a control step is one
   ``Batch.step(nstep=decimation)`` call for every world. Backend ``"mujoco"`` only.
 * ``"auto"``: native when the model integrates with Euler and every group has a native form;
-  explicit otherwise (and on the other backends).
+  explicit otherwise (and on the other backends). Unlike the wrapper, a task does not mix native and
+  explicit groups yet: where the per-group rule would, the task runs explicitly (natively when a
+  group has native-only DC-motor extras, refusing the group with no native form).
 
 :class:`TaskNative` is the task's native side; the task calls it at construction, reset, parameter
 change and step.
@@ -63,7 +65,7 @@ class TaskNative:
     def __init__(self, collection: Any, rotor_groups: Any, model: Any, xml: str, execution: str, owner: str):
         import mujoco
 
-        from ..backends.mujoco_native import NativeActuators, copy_model_values, native_plan
+        from ..backends.mujoco_native import NativeActuators, copy_model_values, native_only_fields, native_plan
 
         self.active = False
         if rotor_groups:
@@ -74,6 +76,11 @@ class TaskNative:
         if collection is None:
             return
         self.plans = native_plan(collection, model, execution, owner)
+        if len({p is None for p in self.plans.values()}) > 1:  # a per-group mix: not built on the tasks yet
+            # "auto" decides for the whole task: explicit, or native where a group runs only natively
+            # (then every group must have a native form: the same error as "native" names the one that has not)
+            only = native_only_fields(collection)
+            self.plans = native_plan(collection, model, "native", owner) if only else {g: None for g in self.plans}
         self.active = any(p is not None for p in self.plans.values())
         if not self.active:
             return

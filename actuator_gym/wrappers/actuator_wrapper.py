@@ -113,9 +113,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         execution: ``"explicit"`` (default: the runtime computes the efforts at every substep and
             writes them as generalized forces), ``"native"`` (every group compiled into MuJoCo's own
             actuators, stepped in one ``mj_step`` call per control step; a group with no exact
-            native form is a ``ValueError`` naming it and why) or ``"auto"`` (native when the model
-            integrates with Euler and every group has a native form, explicit otherwise). See
-            docs/native.md; :attr:`execution` is what runs.
+            native form is a ``ValueError`` naming it and why) or ``"auto"`` (per group: under Euler
+            each group with a native form runs natively and the others explicitly, per substep beside
+            them; under other integrators explicit, except groups with native-only DC-motor extras).
+            See docs/native.md; :attr:`execution` / :attr:`group_execution` say what runs.
 
     The action vector covers the driven joints (candidates claimed by a group) in candidate order;
     :attr:`joint_names` lists them, and every telemetry array follows that order. With rotor groups
@@ -151,7 +152,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._closed = False
         self._native = None
         self.execution = "explicit"
-        """What runs: ``"explicit"`` or ``"native"`` (``execution="auto"`` resolved)."""
+        """What runs: ``"explicit"``, ``"native"`` or, where ``execution="auto"`` runs some groups
+        natively and the others explicitly, ``"mixed"`` (:attr:`group_execution` says which)."""
+        self.group_execution: dict[str, str] = {}
+        """``{group: "native" | "explicit"}``: how each joint group runs (``execution="auto"`` resolved
+        per group; empty with rotor groups, which run explicitly)."""
         _refuse_stacking(env)
         self._sim = substep_hook_env(env)
         if getattr(self._sim, "has_substep_hook", lambda: False)():
@@ -229,8 +234,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         property_writes = plan_joint_properties(model, actuators, model_order, "ActuatorWrapper")
         self._setup_action_space(action_scale, action_offset, env_acts, normalized)
         native = WrapperNative(self._sim, self.collection, model, data, model_order, execution)
+        self.group_execution = native.summary()
         if native.active:  # the groups run in the native model: the state lives there
-            self._native, self.execution = native, "native"
+            self._native = native
+            self.execution = "native" if "explicit" not in self.group_execution.values() else "mixed"
             self.backend, data = native.backend, native.data
 
         # -- hot-path buffers ----------------------------------------------------------------

@@ -49,7 +49,7 @@ class WrapperNative:
         if not callable(spec_of):
             raise ValueError("ActuatorWrapper: execution='native' needs a Gymnasium MujocoEnv (its model file is "
                              f"recompiled with the native actuators); {type(sim).__name__} has no model_spec()")
-        self.actuators = NativeActuators(spec_of(), joint_names, self.plans)
+        self.actuators = NativeActuators(spec_of(), joint_names, {g: p for g, p in self.plans.items() if p is not None})
         self.model, self.data = self.actuators.compile()
         if self.actuators.env_controls != model.nu:
             raise ValueError(f"ActuatorWrapper: execution='native': the env's model file has {self.actuators.env_controls} "
@@ -67,7 +67,7 @@ class WrapperNative:
         self.has_motor_telemetry = bool(self.actuators.motor_telemetry())
         self.sim.install_model(m, d, int(self.env_model.nu))
         env_ctrl = d.ctrl[:int(self.env_model.nu)]
-        advance = partial(mujoco.mj_step, m, d)  # advance(n): n substeps in one engine call
+        advance = partial(mujoco.mj_step, m, d)  # advance(n): n substeps in one engine call (a mix: n = 1)
         run = engine.advance_native
 
         def step_all(n_frames: int) -> None:
