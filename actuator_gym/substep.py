@@ -24,6 +24,9 @@ all ``S`` substeps in one engine call, read the last substep's efforts back. No 
 substep, so the power of the substeps before the last is not seen: ``power`` is exact (the last
 substep's ``actuator_force * actuator_velocity``), ``mean_power`` and ``energy`` hold it over the
 control step (``energy = |power| * S * physics_dt``, the rectangle rule on the last substep).
+A mix (``execution="auto"`` per group: :attr:`SubstepEngine.mixed`) runs the explicit groups
+through the same per-substep :meth:`SubstepEngine.run` beside the compiled ones (the collection
+skips the native groups; their power is read from the engine after every substep).
 
 Telemetry (:data:`TELEMETRY`) is defined here once; the wrapper, the single task env and the
 vector env report the same keys with the same meaning: the instantaneous keys are those of the

@@ -8,7 +8,9 @@ physical properties edited at run time, the wrapper's joint properties) are copi
 env's own options, observation and rendering stay as they were; its own actuators keep their ids
 and control addresses (their controls are zeroed, as on the explicit path: the groups replace them).
 The substep engine then runs every control step as one engine call
-(:meth:`~actuator_gym.substep.SubstepEngine.advance_native`).
+(:meth:`~actuator_gym.substep.SubstepEngine.advance_native`), or, where ``"auto"`` runs some groups
+explicitly (a mix), one ``mj_step(model, data, 1)`` per substep with those groups computed before
+each (the engine's explicit loop).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ class WrapperNative:
     """The native side of one :class:`~actuator_gym.wrappers.ActuatorWrapper` (module doc).
 
     ``active`` is False when the plan runs every group explicitly (``execution="explicit"``, or
-    ``"auto"`` where native is not exact); then nothing else is used. Construction writes nothing
+    ``"auto"`` where no group is native); then nothing else is used. Where some groups are native
+    and others not (``"auto"``, per group), only the native ones are compiled. Construction writes nothing
     into the env; :meth:`install` does.
     """
 
