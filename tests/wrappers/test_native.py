@@ -90,37 +90,44 @@ def _pair(arm_path, cfg, integrator="Euler", **kw):
     return envs
 
 
-def _rollout_diff(explicit, native, episodes=3, steps=250, seed=3):
-    """Largest |explicit - native| over observations and telemetry, across resets, and the
-    parameters each episode drew."""
+TELEMETRY_COMPARED = ("computed_effort", "applied_effort", "power", "joint_pos", "joint_vel")
+
+
+def rollout_diff(explicit, other, episodes=3, steps=250, seed=3, keys=TELEMETRY_COMPARED):
+    """Two wrappers stepped in lockstep with the same random actions over ``episodes`` resets
+    (``steps`` in the first, 40 in the others): the largest |explicit - other| over observations,
+    rewards and the telemetry ``keys`` (the key sets and ``saturated`` must be equal), the
+    parameters each episode drew (``{group: {name: values}}``, equal on both sides), the count of
+    saturated steps per joint column, and the last step's telemetry of ``other``."""
     rng = np.random.default_rng(seed)
-    worst, params, saturated = {}, [], 0
+    worst, params, saturated, last = {}, [], 0, None
     for ep in range(episodes):
         oe, ie = explicit.reset(seed=ep)
-        on, inn = native.reset(seed=ep)
+        on, inn = other.reset(seed=ep)
         worst["obs"] = max(worst.get("obs", 0.0), np.abs(oe - on).max())
-        pe, pn = ie["actuator"]["parameters"]["arm"], inn["actuator"]["parameters"]["arm"]
-        assert pe.keys() == pn.keys() and all(np.array_equal(pe[k], pn[k]) for k in pe)
+        pe, pn = ie["actuator"]["parameters"], inn["actuator"]["parameters"]
+        assert pe.keys() == pn.keys() and all(np.array_equal(pe[g][k], pn[g][k]) for g in pe for k in pe[g])
         params.append(pe)
         for _ in range(steps if ep == 0 else 40):
             a = rng.uniform(-1, 1, explicit.action_space.shape)
             oe, re, *_, te = explicit.step(a)
-            on, rn, *_, tn = native.step(a)
-            ta, tb = te["actuator"], tn["actuator"]
-            assert ta.keys() == tb.keys()
+            on, rn, *_, tn = other.step(a)
+            ta, last = te["actuator"], tn["actuator"]
+            assert ta.keys() == last.keys()
             worst["obs"] = max(worst["obs"], np.abs(oe - on).max(), abs(re - rn))
-            for k in ("computed_effort", "applied_effort", "power", "joint_pos", "joint_vel"):
-                worst[k] = max(worst.get(k, 0.0), np.abs(ta[k] - tb[k]).max())
-            assert np.array_equal(ta["saturated"], tb["saturated"])
-            saturated += int(ta["saturated"].sum())
-    return worst, params, saturated
+            for k in keys:
+                worst[k] = max(worst.get(k, 0.0), np.abs(ta[k] - last[k]).max())
+            assert np.array_equal(ta["saturated"], last["saturated"])
+            saturated = saturated + ta["saturated"].astype(int)
+    return worst, params, saturated, last
 
 
 @pytest.mark.parametrize("name", list(CFGS))
 def test_native_equals_explicit_under_euler_with_randomization_across_resets(arm_path, name):
     explicit, native = _pair(arm_path, CFGS[name])
     assert (explicit.execution, native.execution) == ("explicit", "native")
-    worst, params, saturated = _rollout_diff(explicit, native)
+    worst, params, saturated, _ = rollout_diff(explicit, native)
+    params, saturated = [p["arm"] for p in params], int(saturated.sum())
     assert max(worst.values()) < 1e-9, worst  # float64 explicit path: round-off only over a 5 s episode
     assert saturated > 0  # the limits acted, so the clamps' native forms were exercised
     drawn = {k: {tuple(np.round(p[k], 12)) for p in params} for k in params[0]}

@@ -13,7 +13,7 @@ import actuator_gym as ag
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 
-from test_native import ArmEnv, arm_path  # noqa: F401  (the two-hinge arm and its fixture)
+from test_native import TELEMETRY_COMPARED, ArmEnv, arm_path, rollout_diff  # noqa: F401  (the arm, its fixture, the lockstep)
 
 
 def _groups(thermal=False):
@@ -38,25 +38,8 @@ def test_auto_mixes_per_group_under_euler_and_equals_explicit_across_resets(arm_
     model = mixed.unwrapped.model  # the shoulder's motor is a MuJoCo actuator, the elbow's is not
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(model.nu)]
     assert [n for n in names if n and n.startswith("actuator_gym/")] == ["actuator_gym/shoulder/shoulder"]
-    rng = np.random.default_rng(5)
-    worst, saturated = {}, np.zeros(2, int)
-    for ep in range(3):
-        oe, ie = explicit.reset(seed=ep)
-        om, im = mixed.reset(seed=ep)
-        pe, pm = ie["actuator"]["parameters"], im["actuator"]["parameters"]
-        assert all(np.array_equal(pe[g][k], pm[g][k]) for g in pe for k in pe[g])
-        worst["obs"] = max(worst.get("obs", 0.0), np.abs(oe - om).max())
-        for _ in range(120 if ep == 0 else 40):
-            a = rng.uniform(-1, 1, explicit.action_space.shape)
-            oe, re, *_, te = explicit.step(a)
-            om, rm, *_, tm = mixed.step(a)
-            ta, tb = te["actuator"], tm["actuator"]
-            assert ta.keys() == tb.keys()
-            worst["obs"] = max(worst["obs"], np.abs(oe - om).max(), abs(re - rm))
-            for k in ("computed_effort", "applied_effort", "power", "mean_power", "energy", "joint_pos", "joint_vel"):
-                worst[k] = max(worst.get(k, 0.0), np.abs(ta[k] - tb[k]).max())
-            assert np.array_equal(ta["saturated"], tb["saturated"])
-            saturated += ta["saturated"]
+    keys = TELEMETRY_COMPARED + ("mean_power", "energy")
+    worst, _, saturated, tb = rollout_diff(explicit, mixed, steps=120, seed=5, keys=keys)
     assert max(worst.values()) < 1e-9, worst
     assert saturated.min() > 0, saturated  # both groups' limits acted: the comparison covers them
     # the explicit group really ran per substep beside the native one: its effort is in qfrc_applied
