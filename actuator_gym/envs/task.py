@@ -121,7 +121,7 @@ from .task_info import masked_info, vector_info
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
 from .task_conventions import LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
-from .task_execution import refuse_native_only, TaskNative, task_execution
+from .task_execution import group_execution, refuse_native_only, TaskNative, task_execution
 from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
@@ -148,12 +148,12 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         max_episode_steps: Gymnasium's episode limit [control steps] (``make_vec(id, max_episode_steps=K)``);
             episodes truncate after ``min(K, round(episode_length_s / dt))`` steps; None / -1: no extra limit.
         flat_info: info as flat ``"actuator/..."`` keys (torchrl's reader; set by itself when torchrl resets it).
-        backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"``
-            (see ``docs/backends.md``; the Warp ones need ``pip install actuator-gym[warp]``).
+        backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"`` (``docs/backends.md``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
             state and the actuator collection live.
         execution: ``"explicit"`` (default), ``"native"`` (the groups as MuJoCo's own actuators; backend
-            ``"mujoco"``) or ``"auto"`` (native where exact: Euler); ``task.execution`` says which runs (docs/native.md).
+            ``"mujoco"``) or ``"auto"`` (per group, native where exact: Euler); ``task.execution`` says which runs
+            (``"mixed"``: some groups of each) and ``task.group_execution`` per group (docs/native.md).
         **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
     """
 
@@ -215,8 +215,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if self.execution != "explicit":  # backend "mujoco": the groups first, compiled into the batch's model
             early = self._joint_collection(joint_cfgs, seeds, TaskNative.joint_names(self.model), torch.device("cpu"))
             native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner)
-            self._native, self.execution = (native, "native") if native.active else (None, "explicit")
-            self.model = native.model if native.active else self.model
+            self._native, self.execution, self.model = (native if native.active else None), native.execution, native.model
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
         if self._native is not None:
             self._native.attach(self.backend)
@@ -226,6 +225,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.joint_names = self.backend.joint_names
         self.collection = early if early is not None else self._joint_collection(joint_cfgs, seeds, self.joint_names, self.device)
         refuse_native_only(self.collection, self.execution, owner)  # DC-motor extras that run natively only
+        self.group_execution = group_execution(self.collection, rotor_cfgs, self._native)  # {group: native | explicit}
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
             [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],
@@ -325,12 +325,12 @@ class BatchedTask(VectorEnv, SubEnvCalls):
 
     def add_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
         """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step
-        (not with ``execution="native"``: the substeps run in one engine call)."""
+        (not with native groups, ``task.execution`` ``"native"`` or ``"mixed"``)."""
         if not callable(fn):
             raise ValueError("add_substep_callback: fn must be callable")
-        if self._native is not None:
-            raise ValueError(f"add_substep_callback: {type(self).__name__} runs execution='native' (all substeps in one "
-                             "engine call); per-substep callbacks need execution='explicit'")
+        if self._native is not None:  # (a mix reads the native power from the engine's outputs after each substep)
+            raise ValueError(f"add_substep_callback: {type(self).__name__} runs execution={self.execution!r} (native "
+                             "groups inside MuJoCo's step); per-substep callbacks need execution='explicit'")
         self._substep_callbacks.append(fn)
 
     def notify_substep(self, k: int) -> None:

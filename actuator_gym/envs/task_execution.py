@@ -9,10 +9,14 @@ execution=...)``, ``BatchedTask(execution=...)``), docs/native.md:
   ``forcerange``, ``actrange``, ``actuator_delay``) at every reset and parameter change; each reset
   env's delay history is filled with its first command; a control step is one
   ``Batch.step(nstep=decimation)`` call for every world. Backend ``"mujoco"`` only.
-* ``"auto"``: native when the model integrates with Euler and every group has a native form;
-  explicit otherwise (and on the other backends). Unlike the wrapper, a task does not mix native and
-  explicit groups yet: where the per-group rule would, the task runs explicitly (natively when a
-  group has native-only DC-motor extras, refusing the group with no native form).
+* ``"auto"``: **per group**, as on the wrapper
+  (:func:`~actuator_gym.backends.mujoco_native.native_plan`): under Euler each group with an exact
+  native form is compiled into MuJoCo actuators and the others run explicitly beside them (a mix:
+  ``task.execution == "mixed"``); under another integrator only the groups with native-only DC-motor
+  extras run natively. A mix runs the engine's per-substep loop (``SubstepEngine.mixed``): the
+  explicit groups' efforts into ``qfrc_applied`` (zero on the native joints) and one
+  ``Batch.step(nstep=1, derived=False)`` per substep; the native groups' controls are written once
+  per control step. On the other backends ``"auto"`` is explicit.
 
 :class:`TaskNative` is the task's native side; the task calls it at construction, reset, parameter
 change and step.
@@ -24,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["task_execution", "TaskNative"]
+__all__ = ["task_execution", "TaskNative", "group_execution"]
 
 _VALUES = ("explicit", "native", "auto")
 
@@ -57,17 +61,19 @@ class TaskNative:
         execution: ``"native"`` or ``"auto"``.
         owner: the task's name, for messages.
 
-    ``active`` is False where ``"auto"`` runs explicitly; otherwise :attr:`model` is the model with
-    the native actuators (the task builds its backend from it) and :attr:`actuators` the compiled
-    groups (:meth:`attach` binds them to the backend's worlds).
+    ``active`` is False where ``"auto"`` runs every group explicitly (then :attr:`model` is the
+    task's own); otherwise :attr:`model` is the model with the native actuators (the task builds its
+    backend from it) and :attr:`actuators` the compiled groups, the native ones only (:meth:`attach`
+    binds them to the backend's worlds). :attr:`execution` is ``"native"``, or ``"mixed"`` where some
+    groups run explicitly beside them; :attr:`plans` says which (``None``: explicit).
     """
 
     def __init__(self, collection: Any, rotor_groups: Any, model: Any, xml: str, execution: str, owner: str):
         import mujoco
 
-        from ..backends.mujoco_native import NativeActuators, copy_model_values, native_only_fields, native_plan
+        from ..backends.mujoco_native import NativeActuators, copy_model_values, native_plan
 
-        self.active = False
+        self.active, self.model, self.execution, self.plans = False, model, "explicit", {}
         if rotor_groups:
             if execution == "native":
                 raise ValueError(f"{owner}: execution='native': group '{next(iter(rotor_groups))}' is a rotor group "
@@ -75,18 +81,15 @@ class TaskNative:
             return
         if collection is None:
             return
-        self.plans = native_plan(collection, model, execution, owner)
-        if len({p is None for p in self.plans.values()}) > 1:  # a per-group mix: not built on the tasks yet
-            # "auto" decides for the whole task: explicit, or native where a group runs only natively
-            # (then every group must have a native form: the same error as "native" names the one that has not)
-            only = native_only_fields(collection)
-            self.plans = native_plan(collection, model, "native", owner) if only else {g: None for g in self.plans}
-        self.active = any(p is not None for p in self.plans.values())
+        self.plans = native_plan(collection, model, execution, owner)  # per group ("auto": Euler, native-only extras)
+        native = {g: p for g, p in self.plans.items() if p is not None}
+        self.active = bool(native)
         if not self.active:
             return
+        self.execution = "native" if len(native) == len(self.plans) else "mixed"
         spec = mujoco.MjSpec.from_string(xml)
         spec.option.timestep = float(model.opt.timestep)  # the delays' buffers are sized in substeps of it
-        self.actuators = NativeActuators(spec, collection.joint_names, self.plans)
+        self.actuators = NativeActuators(spec, collection.joint_names, native)
         self.model = self.actuators.compile_model()
         copy_model_values(model, self.model)  # the task's options and joint properties
 
@@ -124,12 +127,22 @@ class TaskNative:
 
     def run(self, engine: Any) -> None:
         """One control step of every world: the engine's native step (targets into ``ctrl``, one
-        ``Batch.step(nstep=decimation)``, the last substep's efforts back), then the derived fields."""
+        ``Batch.step(nstep=decimation)``, the last substep's efforts back; a mix: the explicit groups
+        per substep, one ``Batch.step(nstep=1)`` each), then the derived fields."""
         be = self.backend
         engine.begin()
         engine.advance_native(lambda n: be.step(nstep=n, derived=False))
         self.motor_telemetry = self.actuators.motor_telemetry()  # before the derived pass rewrites act_dot
         be.refresh_derived()
+
+
+def group_execution(collection: Any, rotor_groups: Any, native: TaskNative | None) -> dict[str, str]:
+    """``{group: "native" | "explicit"}`` of a task (``task.group_execution``, as the wrapper's):
+    every joint group, then the rotor groups (explicit: rotor dynamics run in the substep engine)."""
+    plans = native.plans if native is not None else {}
+    out = {g: "explicit" if plans.get(g) is None else "native" for g in (collection or ())}
+    out.update({g: "explicit" for g in (rotor_groups or ())})
+    return out
 
 
 def refuse_native_only(collection: Any, execution: str, owner: str) -> None:
