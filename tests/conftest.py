@@ -114,3 +114,26 @@ def skrl_ppo_models(env, hidden=None):
             return self.net(inputs["observations"]), {}
 
     return {"policy": Policy(), "value": Value()}
+
+
+def mix_groups(native_joint, explicit_joint, *, motor=None, remotized=None, thermal=False):
+    """Two groups for the per-group "auto" tests: a DC motor with a 0..3 substep delay and
+    randomized motor constants and gain on ``native_joint`` (it has a native form), and a remotized
+    PD (position-based limit: no native form) with randomized damping on ``explicit_joint``;
+    ``motor`` / ``remotized`` override their fields; ``thermal`` adds the winding model (native only)."""
+    import actuator_gym as ag
+    from actuator_gym.randomization import Uniform
+
+    m = dict(stiffness=30.0, damping=1.0, saturation_effort=8.0, actuator_velocity_limit=6.0, actuator_effort_limit=5.0,
+             min_delay=0, max_delay=3, sat_range=(6.0, 10.0))
+    m.update(motor or {})
+    lo, hi = m.pop("sat_range")
+    r = dict(stiffness=20.0, damping=0.8, joint_parameter_lookup=[[-2, 1, 0.4], [2, 1, 1.0]])
+    r.update(remotized or {})
+    dc = ag.DCMotorCfg(joint_names_expr=[native_joint], **m,
+                       randomization={"saturation_effort": Uniform(lo, hi), "actuator_velocity_limit": Uniform(4.0, 8.0),
+                                      "stiffness": Uniform(0.5, 1.5, operation="scale")},
+                       **({"thermal_resistance": 2.0, "thermal_capacitance": 5.0} if thermal else {}))
+    pd = ag.RemotizedPDActuatorCfg(joint_names_expr=[explicit_joint], **r,
+                                   randomization={"damping": Uniform(0.5, 1.5, operation="scale")})
+    return {"shoulder": dc, "elbow": pd}

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-import actuator_gym as ag
+from conftest import mix_groups
 from actuator_gym.envs.pendulum import PendulumTask
-from actuator_gym.randomization import Uniform
 
 N = 4
 
@@ -42,16 +41,9 @@ class DoublePendulum64(PendulumTask):
 
 
 def _groups(thermal=False):
-    motor = ag.DCMotorCfg(  # native form: dcmotor + actuator delay, per-world parameters
-        joint_names_expr=["hinge"], stiffness=25.0, damping=1.0, saturation_effort=6.0, actuator_velocity_limit=6.0,
-        actuator_effort_limit=4.0, min_delay=0, max_delay=3,
-        randomization={"saturation_effort": Uniform(4.0, 8.0), "actuator_velocity_limit": Uniform(4.0, 8.0),
-                       "stiffness": Uniform(0.5, 1.5, operation="scale")},
-        **({"thermal_resistance": 2.0, "thermal_capacitance": 5.0} if thermal else {}))
-    remotized = ag.RemotizedPDActuatorCfg(  # the position-based limit: no native form
-        joint_names_expr=["elbow"], stiffness=15.0, damping=0.5, joint_parameter_lookup=[[-2, 1, 0.3], [2, 1, 0.8]],
-        randomization={"damping": Uniform(0.5, 1.5, operation="scale")})
-    return {"shoulder": motor, "elbow": remotized}
+    return mix_groups("hinge", "elbow", thermal=thermal,
+                      motor=dict(stiffness=25.0, saturation_effort=6.0, actuator_effort_limit=4.0, sat_range=(4.0, 8.0)),
+                      remotized=dict(stiffness=15.0, damping=0.5, joint_parameter_lookup=[[-2, 1, 0.3], [2, 1, 0.8]]))
 
 
 def _task(execution, integrator="Euler", thermal=False, cls=DoublePendulum64):

@@ -9,24 +9,14 @@ import mujoco
 import numpy as np
 import pytest
 
-import actuator_gym as ag
-from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 
+from conftest import mix_groups
 from test_native import TELEMETRY_COMPARED, ArmEnv, arm_path, rollout_diff  # noqa: F401  (the arm, its fixture, the lockstep)
 
 
 def _groups(thermal=False):
-    motor = ag.DCMotorCfg(
-        joint_names_expr=["shoulder"], stiffness=30.0, damping=1.0, saturation_effort=8.0, actuator_velocity_limit=6.0,
-        actuator_effort_limit=5.0, min_delay=0, max_delay=3,
-        randomization={"saturation_effort": Uniform(6.0, 10.0), "actuator_velocity_limit": Uniform(4.0, 8.0),
-                       "stiffness": Uniform(0.5, 1.5, operation="scale")},
-        **({"thermal_resistance": 2.0, "thermal_capacitance": 5.0} if thermal else {}))
-    remotized = ag.RemotizedPDActuatorCfg(  # the position-based limit: no native form
-        joint_names_expr=["elbow"], stiffness=20.0, damping=0.8, joint_parameter_lookup=[[-2, 1, 0.4], [2, 1, 1.0]],
-        randomization={"damping": Uniform(0.5, 1.5, operation="scale")})
-    return {"shoulder": motor, "elbow": remotized}
+    return mix_groups("shoulder", "elbow", thermal=thermal)
 
 
 def test_auto_mixes_per_group_under_euler_and_equals_explicit_across_resets(arm_path):
