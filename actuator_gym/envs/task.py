@@ -211,21 +211,21 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
         self.max_episode_steps = episode_limit(cfg.episode_length_s, self.dt, max_episode_steps, owner)
-        self._native = early = None
+        self.native = early = None  # the native side (envs.task_execution.TaskNative), when not explicit
         if self.execution != "explicit":  # backend "mujoco": the groups first, compiled into the batch's model
             early = self._joint_collection(joint_cfgs, seeds, TaskNative.joint_names(self.model), torch.device("cpu"))
             native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner)
-            self._native, self.execution, self.model = (native if native.active else None), native.execution, native.model
+            self.native, self.execution, self.model = (native if native.active else None), native.execution, native.model
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
-        if self._native is not None:
-            self._native.attach(self.backend)
+        if self.native is not None:
+            self.native.attach(self.backend)
         self.backend_name = backend
         self.device = self.backend.device
         self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
         self.joint_names = self.backend.joint_names
         self.collection = early if early is not None else self._joint_collection(joint_cfgs, seeds, self.joint_names, self.device)
         refuse_native_only(self.collection, self.execution, owner)  # DC-motor extras that run natively only
-        self.group_execution = group_execution(self.collection, rotor_cfgs, self._native)  # {group: native | explicit}
+        self.group_execution = group_execution(self.collection, rotor_cfgs, self.native)  # {group: native | explicit}
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
             [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],
@@ -328,7 +328,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         (not with native groups, ``task.execution`` ``"native"`` or ``"mixed"``)."""
         if not callable(fn):
             raise ValueError("add_substep_callback: fn must be callable")
-        if self._native is not None:  # (a mix reads the native power from the engine's outputs after each substep)
+        if self.native is not None:  # (a mix reads the native power from the engine's outputs after each substep)
             raise ValueError(f"add_substep_callback: {type(self).__name__} runs execution={self.execution!r} (native "
                              "groups inside MuJoCo's step); per-substep callbacks need execution='explicit'")
         self._substep_callbacks.append(fn)
@@ -464,8 +464,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         ``["actuator"]["parameters"]`` for those envs, and the new nominal over later resets
         (docs/actuators.md, "Changing parameters at run time")."""
         self.actuators.set_parameter(group, name, value, env_ids=env_ids, joint_ids=joints)
-        if self._native is not None:
-            self._native.parameters_changed(None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu()))
+        if self.native is not None:
+            self.native.parameters_changed(None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu()))
         self.parameters_changed[slice(None) if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())] = True
 
     # -- internals ----------------------------------------------------------------------------
@@ -520,8 +520,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         # the pass that makes the derived fields current after every step: for the mass-matrix terms
         # (it then runs inside the step) and for rotor writers that read body orientations
         every = engine.mass_ids is not None or (self.rotors is not None and self.rotors.needs_derived)
-        if self._native is not None:  # every substep of every world in one engine call (docs/native.md)
-            self._native.run(engine)
+        if self.native is not None:  # every substep of every world in one engine call (docs/native.md)
+            self.native.run(engine)
         elif self._on_device:
             engine.run(lambda k: be.step(derived=every, graph=engine.capture_physics), self.notify_substep)
         else:
@@ -536,7 +536,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         parts = [self.rotors] if self.rotors is not None else []
         if not self._on_device or self.collection is None:  # rotors: host numpy, writes through host views
             engine = SubstepEngine(self.collection, be, self.physics_dt, self.decimation, participants=parts,
-                                   native=None if self._native is None else self._native.actuators)
+                                   native=None if self.native is None else self.native.actuators)
             engine.capture_physics = self._on_device
             return engine
         engine = SubstepEngine(self.collection, TorchJointState(be, self.collection.applied_effort), self.physics_dt,
@@ -561,8 +561,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if qpos is None:
             qpos = np.broadcast_to(self.model.qpos0, (len(ids), self.model.nq))
         self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
-        if self._native is not None:  # the values in force into the worlds' fields; histories at the next step
-            self._native.reset(ids)
+        if self.native is not None:  # the values in force into the worlds' fields; histories at the next step
+            self.native.reset(ids)
         if self.collection is not None:
             self._reset_targets(ids)
         self.actions[ids] = 0.0

@@ -38,8 +38,8 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
         act["joint_vel"], act["_joint_vel"] = task.backend.joint_vel(), everyone.copy()
     for key, value in task.actuator_telemetry().items():
         act[key], act["_" + key] = np.array(value), everyone.copy()
-    if task._native is not None:  # motor_temperature, motor_current (native DC-motor extras only)
-        for key, value in task._native.motor_telemetry.items():
+    if task.native is not None:  # motor_temperature, motor_current (native DC-motor extras only)
+        for key, value in task.native.motor_telemetry.items():
             act[key], act["_" + key] = value.copy(), everyone.copy()
     shown = reset | task.parameters_changed  # reset envs, and envs whose parameters were set
     task.parameters_changed[:] = False
