@@ -356,15 +356,20 @@ class NativeActuators:
         self._act = worlds.field("act") if self._any_pid else None
         self._history = worlds.field("history") if len(self.delayed) else None
         self._fresh = np.ones(N, bool)
-        # the commands of the last control steps (as many as the longest lag can reach back), per
-        # env, to report which one the engine's delayed read used at the last substep
+        self._any_fresh = True
+        # the commands of the last control steps (as many as the longest lag can reach back), in a
+        # ring indexed by the control steps since attach (``_clock``; one slice write per step for
+        # every env), to report which one the engine's delayed read used at the last substep;
+        # ``_start``: the clock at each env's first command since its reset
         self._commands = np.zeros((int(m.actuator_history[self.ids, 0].max(initial=0)) + 1, N, n, 3))
-        self._step = np.zeros(N, dtype=np.int64)
+        self._clock = 0
+        self._start = np.zeros(N, dtype=np.int64)
         self._envs = np.arange(N)
         self._tmp = np.zeros((N, n)), np.zeros((N, n)), np.zeros((N, n), bool)
         self._lag = np.zeros((N, n), dtype=np.int64)
         self._law = tuple(np.zeros((N, n)) for _ in range(4)) + (np.full((N, n), np.inf), np.zeros((N, n)),
                                                                   np.full((N, n), np.inf))
+        self._vscreen = np.full((N, n), np.inf)  # vmax (1 - 1e-9): the voltage-clip screen of telemetry()
         if len(self.delayed):
             self._history_template()
 
@@ -449,28 +454,31 @@ class NativeActuators:
                 lag = plan.delay.values("lag")[rows]
                 F["actuator_delay"][at] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
                 self._lag[rows, sl] = lag.astype(np.int64)
+        np.multiply(vmax_all, 1.0 - 1e-9, out=self._vscreen)
 
     def reset(self, env_ids: Any = None) -> None:
         """After the reset of ``env_ids`` (None = all): their next :meth:`write_commands` fills their
         delay histories and restarts their step count."""
         self._fresh[slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)] = True
+        self._any_fresh = True
 
     # -- one control step ---------------------------------------------------------------------
     def write_commands(self, pos: np.ndarray, vel: np.ndarray, eff: np.ndarray) -> None:
         """``ctrl`` of the native actuators from the collection's targets ``(num_envs, num_joints)``
         (collection order); the first call after an env's reset fills its delay histories with this
         command (``mj_initCtrlHistory``, as our Delay holds the oldest command since the reset)."""
-        u, c = self._u, self.cols
+        u, c = self._u, self._c  # (a slice where the columns are in order: views, no gather)
         u[:, :, 0], u[:, :, 1], u[:, :, 2] = pos[:, c], vel[:, c], eff[:, c]
-        fresh = self._fresh
-        if fresh.any():
+        if self._any_fresh:
+            fresh = self._fresh
             envs = np.flatnonzero(fresh)
-            self._step[envs] = 0
+            self._start[envs] = self._clock
             fresh[:] = False
+            self._any_fresh = False
             if len(self.delayed):
                 self._fill_history(envs)
         if len(self.delayed):
-            self._commands[self._step % len(self._commands), self._envs] = u
+            self._commands[self._clock % len(self._commands)] = u
 
     def _fill_history(self, envs: np.ndarray) -> None:
         """Every delayed actuator's history of ``envs`` filled with the env's current command,
@@ -497,25 +505,30 @@ class NativeActuators:
         out_qd[:, c] = vel
         kp, kd, bias, ki, lim, r, vmax = self._law
         t, e, acted = self._tmp
-        step = self._step
         # a limit can only have acted where the force sits on the force range's bound (it clamps
         # to it exactly) or, for a motor, where R f + v is at +-Vmax (the voltage clip; screened
         # with a 1e-9 margin, then decided on the commanded torque below)
         np.abs(force, out=e)
         np.greater_equal(e, lim, out=acted)
         if self._any_motor:
-            acted |= np.abs(r * force + vel) >= vmax * (1.0 - 1e-9)
-        if not acted.any() and not self._any_physics:  # no limit acted: the commanded torque is the engine's force
+            np.multiply(r, force, out=e)
+            e += vel
+            np.abs(e, out=e)
+            acted |= e >= self._vscreen
+        clock = self._clock
+        self._clock = clock + 1
+        if not self._any_physics and not acted.any():  # no limit acted: the commanded torque is the engine's force
             out_computed[:, c] = force
-            step += 1
             return
         u = self._u
         if len(self.delayed):
-            # the last substep is (step + 1) S - 1 since the reset; its command came from control
-            # step max(0, (step + 1) S - 1 - L) // S
-            source = np.maximum((step[:, None] + 1) * substeps - 1 - self._lag, 0) // substeps
+            # the env's control step since its reset is clock - start; its last substep is
+            # (step + 1) S - 1 since the reset, whose command came from control step
+            # max(0, (step + 1) S - 1 - L) // S (in the ring at start + that)
+            step = (clock - self._start)[:, None]
+            source = np.maximum((step + 1) * substeps - 1 - self._lag, 0) // substeps
+            source += self._start[:, None]
             u = self._commands[source % len(self._commands), self._envs[:, None], np.arange(len(self.ids))[None, :]]
-        step += 1
         np.subtract(u[..., 0], self._length, out=t)
         t *= kp
         np.subtract(u[..., 1], vel, out=e)
