@@ -118,17 +118,21 @@ REPLAY = ("qpos", "qvel", "act", "history", "ctrl", "qacc_warmstart", "time")
 """The physics state a replay writes back before each step (everything the step reads)."""
 
 
-def raw_native_replay(task_id: str, n: int, acts: np.ndarray, steps: int = 64) -> Variant:
+def raw_native_replay(task_id: str, n: int, acts: np.ndarray, steps: int = 256, warmup: int = 300) -> Variant:
     """The raw physics of the native task's own batch (its model with the native actuators, its
-    per-world fields): a native run of ``steps`` control steps is recorded, then every call writes
-    one recorded state back and runs ``Batch.step(nstep=decimation)`` -- the same contacts and the
-    same actuator work, without observation, reward, actions or telemetry."""
+    per-world fields): a native run with the variant's actions is recorded for ``steps`` control
+    steps after ``warmup`` steps (by then the envs have fallen and reset at different times, as in
+    the measured rounds: the first steps after a reset, all robots standing, have fewer contacts),
+    then every call writes one recorded state back and runs ``Batch.step(nstep=decimation)`` -- the
+    same contacts and the same actuator work, without observation, reward, actions or telemetry."""
     env = gym.make_vec(task_id, num_envs=n, nthread=THREADS, execution="native")
     env.reset(seed=0)
     be = env.backend
     views = {f: be.field(f) for f in REPLAY}
     rec = []
-    for i in range(steps):
+    for i in range(warmup):
+        env.step(acts[i % len(acts)])
+    for i in range(warmup, warmup + steps):
         rec.append({f: np.array(v) for f, v in views.items()})
         env.step(acts[i % len(acts)])
     b, dec = be.batch, env.decimation
