@@ -462,7 +462,7 @@ def train_settings(
     defaults = TRAIN_SETTINGS[engine]
     if not isinstance(values, dict):
         raise ConfigError(f"{where}{prefix.rstrip('.')} must be a mapping, got {type(values).__name__}")
-    unknown = sorted(set(values) - set(defaults))
+    unknown = sorted(set(values) - set(defaults), key=str)
     if unknown:
         raise ConfigError(f"{where}unknown key(s) {[prefix + str(k) for k in unknown]} for engine {engine!r}; allowed: {sorted(defaults)}")
     out = dict(defaults)

@@ -164,11 +164,14 @@ class SavedPolicy:
         act = _ACTIVATIONS[meta.get("activation", "tanh")]
         layers: list[torch.nn.Module] = []
         last = meta["obs_dim"]
+        # skip_init: the layers are filled from ``state`` below, and building a policy (as the engines
+        # do at every evaluation) must not draw from torch's global generator, which training samples from
+        linear = lambda i, o: torch.nn.utils.skip_init(torch.nn.Linear, i, o)  # noqa: E731
         for width in meta["net_arch"]:
-            layers += [torch.nn.Linear(last, int(width)), act()]
+            layers += [linear(last, int(width)), act()]
             last = int(width)
         self.policy_net = torch.nn.Sequential(*layers)
-        self.action_net = torch.nn.Linear(last, meta["act_dim"])
+        self.action_net = linear(last, meta["act_dim"])
         norm = meta.get("obs_normalization")
         self.obs_normalizer = _ObsNormalizer(meta["obs_dim"], norm["epsilon"]) if norm is not None else torch.nn.Identity()
         module = torch.nn.Module()

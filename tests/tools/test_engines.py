@@ -113,6 +113,20 @@ def test_same_seed_same_weights_other_seed_other_weights(tmp_path, rsl_run):
     assert not torch.equal(a["action_net.weight"], other["action_net.weight"])
 
 
+def test_the_evaluations_do_not_change_what_is_learned(tmp_path, rsl_run):
+    """Evaluating (building the saved policy, running episodes) between iterations leaves torch's
+    generator alone: evaluating after every iteration or only at the end learns the same weights."""
+    out, _ = rsl_run
+    _tiny(tmp_path / "every", eval_every=PER_ITERATION)
+    _tiny(tmp_path / "end", eval_every=10**6)
+    assert [s for s, _ in _curve(tmp_path / "every")] == [0, PER_ITERATION, 2 * PER_ITERATION, 3 * PER_ITERATION]
+    assert [s for s, _ in _curve(tmp_path / "end")] == [0, 3 * PER_ITERATION]
+    ref = torch.load(out / "policy.pt", weights_only=True)
+    for run in ("every", "end"):
+        got = torch.load(tmp_path / run / "policy.pt", weights_only=True)
+        assert all(torch.equal(ref[k], got[k]) for k in ref), run
+
+
 def test_cli_trains_both_engines_from_experiment_files_and_rolls_out(tmp_path, capsys):
     exp = tmp_path / "exp.yaml"
     tiny = ", ".join(f"{k}: {v}" for k, v in TINY.items())
