@@ -315,7 +315,7 @@ def cmd_train(args) -> int:
     print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
     print(f"Summary: {out}/summary.json; {engine}'s own resume file (pickle-bearing): {out}/{report['resume_file']}")
     if "log_dir" in report:
-        print(f"Training log (progress.csv, TensorBoard; actuator statistics under Episode_Actuator/): {report['log_dir']}")
+        print(f"Training log ({engine}'s; actuator statistics under Episode_Actuator/): {report['log_dir']}")
     return 0
 
 
@@ -425,8 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
          "Train PPO on the native vector env of a task with an engine (--engine: sb3 = Stable-Baselines3, "
          "rsl_rl = rsl_rl's OnPolicyRunner); write the policy in the safe format (policy.json + policy.pt), the "
          "engine's own resume file (sb3_model.zip for PPO.load, rsl_rl_model.pt for OnPolicyRunner.load), the "
-         "learning curve, summary.json and, for sb3, its training log with the actuator statistics "
-         "(OUT/train/logs: progress.csv, TensorBoard) to OUT/train."),
+         "learning curve, summary.json and the engine's training log with the actuator statistics "
+         "(OUT/train/logs: sb3's progress.csv, TensorBoard events when tensorboard is installed) to OUT/train."),
     ):
         r = sub.add_parser(name, help=helptext, description=desc)
         src = r.add_mutually_exclusive_group()

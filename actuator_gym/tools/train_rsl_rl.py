@@ -7,14 +7,16 @@ Read top to bottom, one run is:
    a Gaussian head and an MLP critic, both with observation normalization when asked;
 2. the vector env (``gymnasium.make_vec``, the task's own batched class) reaches the runner through
    :func:`actuator_gym.adapters.rsl_rl`; torch is seeded and runs one thread;
-3. the runner learns in chunks of whole iterations (``num_envs * num_steps_per_env`` env steps
-   each); between chunks the deterministic actor is written in the safe format and evaluated with
-   :func:`~actuator_gym.tools.training.evaluate` on a single env, every ``eval_every`` steps (the
-   same evaluation as the Stable-Baselines3 engine);
+3. one ``runner.learn`` of whole iterations (``num_envs * num_steps_per_env`` env steps each);
+   after each iteration's update (where the runner calls its logger) the deterministic actor is
+   written in the safe format and evaluated with :func:`~actuator_gym.tools.training.evaluate` on a
+   single env, every ``eval_every`` steps (the same evaluation as the Stable-Baselines3 engine);
 4. the files: ``policy.json`` + ``policy.pt`` (read by ``SavedPolicy.load``, normalizer
    included), ``rsl_rl_model.pt`` (rsl_rl's own checkpoint: actor, critic, optimizer, iteration;
    ``OnPolicyRunner.load`` resumes from it -- a pickle-bearing file, load it only from a folder you
-   trust), ``learning_curve.csv`` / ``.png``.
+   trust), ``learning_curve.csv`` / ``.png``, and rsl_rl's TensorBoard log in ``logs/`` when
+   ``tensorboard`` is installed (its ``Train/``, ``Loss/``, ``Perf/`` keys, the env's
+   ``info["log"]`` and the actuator statistics ``Episode_Actuator/<group>/<stat>``).
 
 The deterministic policy of rsl_rl (``get_inference_policy()``) is
 ``mlp((obs - mean) / (std + eps))`` clipped to the action bounds by the adapter; ``SavedPolicy``
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,7 +38,7 @@ import numpy as np
 import torch
 
 from .. import configs
-from .training import SavedPolicy, evaluate, make_env, make_vec_env, save_policy, write_learning_curve
+from .training import LOG_DIR, SavedPolicy, evaluate, log_formats, make_env, make_vec_env, save_policy, write_learning_curve
 
 __all__ = ["train_rsl_rl", "RSL_RL_MODEL_FILE", "runner_config", "saved_actor"]
 
@@ -52,7 +55,7 @@ def runner_config(settings: Mapping[str, Any]) -> dict[str, Any]:
                 "gamma", "lam", "entropy_coef", "value_loss_coef", "max_grad_norm")
     return {
         "num_steps_per_env": settings["num_steps_per_env"],
-        "save_interval": 10**9,  # no writer (log_dir=None): the runner saves nothing itself
+        "save_interval": 10**9,  # the runner's own model_<it>.pt only at the first and last iteration
         "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
         "algorithm": {"class_name": "rsl_rl.algorithms.PPO", **{k: settings[k] for k in ppo_keys}},
         "actor": {**mlp, "hidden_dims": list(settings["actor_hidden_dims"]),
@@ -96,8 +99,9 @@ def train_rsl_rl(
     ``settings``: keys of :data:`actuator_gym.configs.RSL_RL_TRAIN_KEYS` (checked; the others keep
     their defaults). The run trains whole iterations: at least ``total_timesteps`` env steps, rounded
     up to a multiple of ``num_envs * num_steps_per_env``. Returns a report (``timesteps``,
-    ``wall_s``, ``curve``, ``iterations``, ``learn_s``: the time inside ``OnPolicyRunner.learn``
-    (collection and updates, no evaluation), ``steps_per_s`` = timesteps / learn_s, ``resume_file``)."""
+    ``wall_s``, ``curve``, ``iterations``, ``learn_s``: the time of collection and updates (the
+    evaluations not counted), ``steps_per_s`` = timesteps / learn_s, ``resume_file``, ``log_dir``
+    when a TensorBoard log was written)."""
     try:
         from rsl_rl.runners import OnPolicyRunner
     except ImportError:
@@ -117,8 +121,10 @@ def train_rsl_rl(
     vec = make_vec_env(task, s["num_envs"], actuators, **task_kwargs)
     env = rsl_rl(vec, seed=seed)
     eval_env = make_env(task, actuators, **task_kwargs)
+    log_dir = out / LOG_DIR if "tensorboard" in log_formats() else None
     with contextlib.redirect_stdout(io.StringIO()):  # the runner prints its models
-        runner = OnPolicyRunner(env, runner_config(s), log_dir=None, device="cpu")
+        runner = OnPolicyRunner(env, runner_config(s), log_dir=None if log_dir is None else str(log_dir), device="cpu")
+    runner.logger.git_status_repos = []  # else rsl_rl stores the git diff of whatever repository holds it
 
     # 2. the deterministic actor, as saved, is what is evaluated
     def snapshot() -> SavedPolicy:
@@ -131,35 +137,50 @@ def train_rsl_rl(
     curve: list[tuple[int, float]] = []
     bar = tqdm(total=iterations * per_iteration, desc=f"rsl_rl PPO {task}", unit="step", leave=False,
                mininterval=0.5, disable=not (progress and sys.stderr.isatty()))
+    next_eval, eval_s = s["eval_every"], 0.0
 
-    # 3. learn in chunks of whole iterations, evaluating every eval_every steps
-    t0 = time.perf_counter()
-    curve.append((0, evaluate(snapshot(), eval_env, s["eval_episodes"], seed + 1000)))
-    done, next_eval, learn_s = 0, s["eval_every"], 0.0
-    while done < iterations:
-        chunk = min(iterations - done, max(1, math.ceil((next_eval - done * per_iteration) / per_iteration)))
-        runner.current_learning_iteration = done  # learn() numbers its iterations from here
-        t_learn = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            runner.learn(num_learning_iterations=chunk)
-        learn_s += time.perf_counter() - t_learn
-        done += chunk
-        steps = done * per_iteration
+    def evaluate_now(steps: int) -> None:
+        nonlocal eval_s
+        t = time.perf_counter()
+        curve.append((steps, evaluate(snapshot(), eval_env, s["eval_episodes"], seed + 1000)))
+        bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
+        eval_s += time.perf_counter() - t
+
+    # 3. the runner calls its logger after every iteration's update: evaluate there, every eval_every steps
+    log_iteration = runner.logger.log
+
+    def log_and_evaluate(**kw) -> None:
+        nonlocal next_eval
+        log_iteration(**kw)
+        steps = (kw["it"] + 1) * per_iteration
         bar.update(steps - bar.n)
-        if steps >= next_eval or done == iterations:
+        if steps >= next_eval or kw["it"] + 1 == iterations:
             while next_eval <= steps:
                 next_eval += s["eval_every"]
-            curve.append((steps, evaluate(snapshot(), eval_env, s["eval_episodes"], seed + 1000)))
-            bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
+            evaluate_now(steps)
+
+    runner.logger.log = log_and_evaluate
+    t0 = time.perf_counter()
+    evaluate_now(0)
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):  # rsl_rl's console log
+        runner.learn(num_learning_iterations=iterations)
     wall = time.perf_counter() - t0
+    learn_s = wall - eval_s
     bar.close()
 
-    # 4. the files (the safe policy was written by the last snapshot)
+    # 4. the files (the safe policy was written by the last evaluation)
+    if log_dir is not None:
+        runner.logger.writer.close()  # rsl_rl leaves its TensorBoard writer open
+        for f in log_dir.glob("model_*.pt"):  # rsl_rl's own saves (first and last iteration): one resume file instead
+            f.unlink()
+        with contextlib.suppress(OSError):
+            (log_dir / "git").rmdir()  # the folder of the git diffs it was told not to store, when empty
     runner.save(str(out / RSL_RL_MODEL_FILE))
     write_learning_curve(out, curve, f"PPO (rsl_rl) on {task}")
     env.close()
     eval_env.close()
     steps = iterations * per_iteration
-    return {"task": task, "timesteps": steps, "wall_s": wall, "curve": curve, "out_dir": str(out),
+    report = {"log_dir": str(log_dir)} if log_dir is not None else {}
+    return {**report, "task": task, "timesteps": steps, "wall_s": wall, "curve": curve, "out_dir": str(out),
             "iterations": iterations, "learn_s": learn_s, "steps_per_s": steps / learn_s if learn_s > 0 else float("nan"),
             "resume_file": RSL_RL_MODEL_FILE, "settings": s}

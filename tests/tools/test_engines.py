@@ -15,13 +15,15 @@ import pytest
 import torch
 
 from actuator_gym import configs
+from actuator_gym.episode_stats import EPISODE_STATS
 from actuator_gym.tools.cli import main
 from actuator_gym.tools.engines import ENGINES, SUMMARY_KEYS, train_policy
 from actuator_gym.tools.training import SavedPolicy, train_ppo
 from actuator_gym.tools.train_rsl_rl import RSL_RL_MODEL_FILE, runner_config
 
 PENDULUM = "actuator_gym/Pendulum-v0"
-SHORT = {"episode_length_s": 0.5}  # 30 control steps: quick evaluations
+EPISODE = 10  # control steps (1/60 s each): quick evaluations; episodes end in iterations 1 and 2 of 8 steps
+SHORT = {"episode_length_s": EPISODE / 60.0}
 TINY = {"num_envs": 16, "num_steps_per_env": 8, "eval_episodes": 1, "actor_hidden_dims": [16, 16],
         "critic_hidden_dims": [16, 16]}
 PER_ITERATION = 16 * 8
@@ -48,7 +50,7 @@ def rsl_run(tmp_path_factory):
 def test_rsl_rl_run_writes_every_file_and_its_summary(rsl_run):
     out, report = rsl_run
     assert {p.name for p in out.iterdir()} == {"policy.json", "policy.pt", "learning_curve.csv", "learning_curve.png",
-                                              "summary.json", RSL_RL_MODEL_FILE}
+                                              "summary.json", RSL_RL_MODEL_FILE, "logs"}
     summary = json.loads((out / "summary.json").read_text())
     assert set(SUMMARY_KEYS) <= set(summary) and summary == report["summary"]
     assert summary["engine"] == "rsl_rl" and summary["task"] == PENDULUM and summary["seed"] == 0
@@ -60,12 +62,32 @@ def test_rsl_rl_run_writes_every_file_and_its_summary(rsl_run):
     assert summary["final_eval_return"] == pytest.approx(curve[-1][1], rel=1e-6)
     assert summary["settings"] == {**configs.RSL_RL_TRAIN_KEYS, **TINY, "total_timesteps": 3 * PER_ITERATION,
                                    "eval_every": 2 * PER_ITERATION}
-    assert summary["resume_file"] == RSL_RL_MODEL_FILE
+    assert summary["resume_file"] == RSL_RL_MODEL_FILE and summary["log_dir"] == "logs"
     assert 0 < summary["learn_s"] <= summary["wall_s"]
     assert summary["steps_per_s"] == pytest.approx(summary["timesteps"] / summary["learn_s"])
     meta = json.loads((out / "policy.json").read_text())
     assert meta["format"] == "actuator-gym-policy/2" and meta["activation"] == "elu"
     assert meta["obs_normalization"] == {"epsilon": 0.01} and meta["net_arch"] == [16, 16]
+
+
+def test_rsl_rl_run_logs_one_tensorboard_point_per_iteration_with_actuator_statistics(rsl_run):
+    """rsl_rl's own TensorBoard log in logs/ (its model_<it>.pt files replaced by the one resume file):
+    a point per iteration, and the actuator statistics of the iterations in which episodes ended."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out, _ = rsl_run
+    logs = out / "logs"
+    assert not list(logs.glob("model_*.pt")) and not (logs / "git").exists()
+    acc = EventAccumulator(str(logs))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    assert {"Loss/learning_rate", "Perf/total_fps", "Policy/mean_std"} <= tags
+    assert [e.step for e in acc.Scalars("Perf/total_fps")] == [0, 1, 2]
+    # 10-step episodes, 8 steps per iteration: they end at steps 10 and 20, in iterations 1 and 2
+    actuator_tags = {t for t in tags if t.startswith("Episode_Actuator/")}
+    assert actuator_tags == {f"Episode_Actuator/{g}/{k}" for g in ("pendulum", "all_joints") for k in EPISODE_STATS}
+    for tag in actuator_tags:
+        assert [e.step for e in acc.Scalars(tag)] == [1, 2], tag
 
 
 def test_saved_policy_is_rsl_rl_inference_policy_with_its_normalizer(rsl_run):
