@@ -165,13 +165,14 @@ def test_cli_trains_both_engines_from_experiment_files_and_rolls_out(tmp_path, c
     assert "PPO (rsl_rl)" in capsys.readouterr().out
     assert main(["rollout", "--experiment", str(exp), "--policy", str(folder), "--steps", "5", "--out", str(tmp_path / "r")]) == 0
 
-    # --engine sb3 on the same file: the budget and evaluation carry over, the algorithm knobs are sb3's defaults
+    # --engine sb3 on the same file: the budget and evaluation carry over, the algorithm knobs are sb3's defaults;
+    # --seed over the file's
     argv = ["train", "--experiment", str(exp), "--engine", "sb3", "--num-envs", "2", "--total-timesteps", "64",
-            "--out", str(tmp_path / "s")]
+            "--seed", "5", "--out", str(tmp_path / "s")]
     assert main(argv) == 0
     folder = tmp_path / "s" / "train"
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["engine"] == "sb3" and summary["seed"] == 4 and summary["resume_file"] == "sb3_model.zip"
+    assert summary["engine"] == "sb3" and summary["seed"] == 5 and summary["resume_file"] == "sb3_model.zip"
     assert summary["settings"] == {**configs.TRAIN_KEYS, "num_envs": 2, "total_timesteps": 64, "eval_every": 100000,
                                    "eval_episodes": 1}
     assert summary["log_dir"] == "logs" and (folder / "logs" / "progress.csv").is_file()
