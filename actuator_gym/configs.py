@@ -34,8 +34,9 @@ File kinds (top-level ``kind:``):
     ``thrusters: {<ThrusterCfg fields>}`` plus optional ``initial_rps``.
 ``experiment``
     ``task: <gymnasium id>``, ``task_kwargs: {...}``, ``actuators: <preset name | file | inline
-    groups>`` (a relative file is resolved next to the experiment), ``train: {...}`` (see
-    :data:`TRAIN_KEYS`), ``seed``.
+    groups>`` (a relative file is resolved next to the experiment), ``engine: sb3 | rsl_rl`` (the
+    training engine, default ``sb3``; :data:`TRAIN_SETTINGS`), ``train: {...}`` (that engine's
+    settings: :data:`TRAIN_KEYS` for ``sb3``, :data:`RSL_RL_TRAIN_KEYS` for ``rsl_rl``), ``seed``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ __all__ = [
     "MODELS",
     "UNLIMITED_FIELDS",
     "TRAIN_KEYS",
+    "RSL_RL_TRAIN_KEYS",
+    "TRAIN_SETTINGS",
+    "DEFAULT_ENGINE",
+    "train_settings",
 ]
 
 
@@ -153,8 +158,46 @@ TRAIN_KEYS = {
     "eval_every": 10_000,
     "eval_episodes": 5,
     "net_arch": [64, 64],
+    "log_std_init": 0.0,
 }
-"""Keys of an experiment's ``train:`` section and their defaults."""
+"""Keys of an experiment's ``train:`` section for the ``sb3`` engine (the keyword arguments of
+:func:`actuator_gym.tools.training.train_ppo`) and their defaults."""
+
+RSL_RL_TRAIN_KEYS = {
+    "total_timesteps": 1_000_000,
+    "num_envs": 1024,
+    "num_steps_per_env": 24,
+    "eval_every": 200_000,
+    "eval_episodes": 5,
+    "num_learning_epochs": 5,
+    "num_mini_batches": 4,
+    "learning_rate": 1e-3,
+    "schedule": "adaptive",
+    "desired_kl": 0.01,
+    "clip_param": 0.2,
+    "gamma": 0.99,
+    "lam": 0.95,
+    "entropy_coef": 0.01,
+    "value_loss_coef": 1.0,
+    "max_grad_norm": 1.0,
+    "actor_hidden_dims": [256, 128, 64],
+    "critic_hidden_dims": [256, 128, 64],
+    "activation": "elu",
+    "init_noise_std": 1.0,
+    "obs_normalization": True,
+}
+"""Keys of an experiment's ``train:`` section for the ``rsl_rl`` engine and their defaults: the
+legged_gym settings (24 steps per env per iteration, 5 epochs, 4 mini-batches, adaptive learning
+rate from 1e-3 at a KL of 0.01, ELU [256, 128, 64] actor and critic, observation normalization,
+1024 envs). The algorithm keys are rsl_rl's ``PPO`` arguments; ``obs_normalization`` applies to
+actor and critic."""
+
+TRAIN_SETTINGS = {"sb3": TRAIN_KEYS, "rsl_rl": RSL_RL_TRAIN_KEYS}
+"""``{engine: {setting: default}}``: the training engines an experiment's ``engine:`` names and the
+settings each takes."""
+
+DEFAULT_ENGINE = "sb3"
+"""The engine of an experiment file without an ``engine:`` key."""
 
 
 @dataclass
@@ -188,6 +231,9 @@ class Experiment:
     seed: int = 0
     description: str = ""
     source: Path | None = None
+    engine: str = DEFAULT_ENGINE
+    """The training engine (a key of :data:`TRAIN_SETTINGS`); ``train`` holds its settings, every
+    one filled in (the file's values over the engine's defaults)."""
 
 
 def preset_dir() -> Path:
@@ -310,7 +356,7 @@ class _Loader:
         raise ConfigError(f"{where}: 'kind' must be one of ['actuators', 'thrusters', 'experiment'], got {kind!r}")
 
     def _experiment(self, doc, where, name, desc, src, folder, groups) -> Experiment:
-        _only(doc, {"kind", "name", "description", "task", "task_kwargs", "actuators", "train", "seed"}, where, "")
+        _only(doc, {"kind", "name", "description", "task", "task_kwargs", "actuators", "engine", "train", "seed"}, where, "")
         task = doc.get("task")
         if not isinstance(task, str) or not re.fullmatch(r"[\w./:\-]+-v\d+", task):
             raise ConfigError(f"{where}: 'task' must be a Gymnasium id such as 'actuator_gym/Pendulum-v0', got {task!r}")
@@ -326,21 +372,12 @@ class _Loader:
             actuators = preset.actuators
         elif acts is not None:
             actuators = groups.groups(acts, "actuators", _model_table())
-        train = dict(TRAIN_KEYS)
-        tr = _mapping(doc.get("train", {}), where, "train")
-        _only(tr, set(TRAIN_KEYS), where, "train.")
-        for k, v in tr.items():
-            train[k] = _check_train(k, v, where, self.limits)
-        rows = train["n_steps"] * train["num_envs"]
-        if rows > self.limits.max_rollout_steps:
-            raise ConfigError(
-                f"{where}: train.n_steps * train.num_envs = {rows}; allowed: at most {self.limits.max_rollout_steps} "
-                f"(ConfigLimits.max_rollout_steps)"
-            )
+        engine = doc.get("engine", DEFAULT_ENGINE)
+        train = train_settings(engine, _mapping(doc.get("train", {}), where, "train"), f"{where}: ", "train.", self.limits)
         seed = doc.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise ConfigError(f"{where}: seed must be an integer in [0, 2**63), got {seed!r}")
-        return Experiment(name, task, task_kwargs, actuators, train, seed, desc, src)
+        return Experiment(name, task, task_kwargs, actuators, train, seed, desc, src, engine)
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -410,25 +447,76 @@ def _scan(x: Any, where: str, path: str, unlimited: bool, bounded: bool, limits:
         raise ConfigError(f"{where}: {at}: a {type(x).__name__} is not allowed; allowed: mappings, lists, strings, numbers, booleans, null")
 
 
-def _check_train(k: str, v: Any, where: str, limits: ConfigLimits) -> Any:
-    if k == "algo":
-        if v != "ppo":
-            raise ConfigError(f"{where}: train.algo must be 'ppo', got {v!r}")
+def train_settings(
+    engine: Any, values: dict, where: str = "", prefix: str = "settings.", limits: ConfigLimits | None = None
+) -> dict[str, Any]:
+    """``engine``'s full settings: ``values`` checked and laid over its defaults (:data:`TRAIN_SETTINGS`).
+
+    :class:`ConfigError` naming ``where`` + ``prefix`` + the key and the allowed values for an unknown
+    engine, an unknown key or a value out of its domain, and for a rollout buffer over
+    ``ConfigLimits.max_rollout_steps`` rows. The experiment loader and
+    :func:`actuator_gym.tools.engines.train_policy` both check here, before anything is written."""
+    limits = limits or DEFAULT_CONFIG_LIMITS
+    if not isinstance(engine, str) or engine not in TRAIN_SETTINGS:
+        raise ConfigError(f"{where}engine must be one of {sorted(TRAIN_SETTINGS)}, got {engine!r}")
+    defaults = TRAIN_SETTINGS[engine]
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}{prefix.rstrip('.')} must be a mapping, got {type(values).__name__}")
+    unknown = sorted(set(values) - set(defaults), key=str)
+    if unknown:
+        raise ConfigError(f"{where}unknown key(s) {[prefix + str(k) for k in unknown]} for engine {engine!r}; allowed: {sorted(defaults)}")
+    out = dict(defaults)
+    for k, v in values.items():
+        out[k] = _check_train(k, v, f"{where}{prefix}{k}", limits)
+    steps = "n_steps" if "n_steps" in out else "num_steps_per_env"
+    rows = out[steps] * out["num_envs"]
+    if rows > limits.max_rollout_steps:
+        raise ConfigError(
+            f"{where}{prefix}{steps} * {prefix}num_envs = {rows}; allowed: at most {limits.max_rollout_steps} "
+            f"(ConfigLimits.max_rollout_steps)"
+        )
+    if "num_mini_batches" in out and out["num_mini_batches"] > rows:
+        raise ConfigError(f"{where}{prefix}num_mini_batches = {out['num_mini_batches']}; allowed: at most "
+                          f"{steps} * num_envs = {rows} (each mini-batch holds at least one transition)")
+    return out
+
+
+_CHOICES = {"algo": ("ppo",), "schedule": ("adaptive", "fixed"), "activation": ("elu", "tanh", "relu")}
+_WIDTHS = ("net_arch", "actor_hidden_dims", "critic_hidden_dims")
+_NUMBERS = {  # key -> (low, high, low is open)
+    "learning_rate": (0.0, 1.0, True), "gamma": (0.0, 1.0, True), "lam": (0.0, 1.0, False),
+    "desired_kl": (0.0, 1.0, True), "clip_param": (0.0, 1.0, True), "entropy_coef": (0.0, 1.0, False),
+    "value_loss_coef": (0.0, 1e3, False), "max_grad_norm": (0.0, 1e3, True), "init_noise_std": (0.0, 1e3, True),
+    "log_std_init": (-10.0, 2.0, False),
+}
+
+
+def _check_train(k: str, v: Any, at: str, limits: ConfigLimits) -> Any:
+    """One training setting checked; ``at`` names it (``<file>: train.<key>``)."""
+    if k in _CHOICES:
+        if v not in _CHOICES[k]:
+            raise ConfigError(f"{at} must be one of {list(_CHOICES[k])}, got {v!r}")
         return v
-    if k == "net_arch":
+    if k == "obs_normalization":
+        if not isinstance(v, bool):
+            raise ConfigError(f"{at} must be true or false, got {v!r}")
+        return v
+    if k in _WIDTHS:
         ok = isinstance(v, list) and 1 <= len(v) <= limits.max_net_layers
         ok = ok and all(isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= limits.max_net_width for i in v)
         if not ok:
             raise ConfigError(
-                f"{where}: train.net_arch must be a list of 1 to {limits.max_net_layers} integers in "
+                f"{at} must be a list of 1 to {limits.max_net_layers} integers in "
                 f"[1, {limits.max_net_width}] (ConfigLimits.max_net_layers / max_net_width), got {v!r}"
             )
-        return v
-    if k in ("learning_rate", "gamma"):
-        if not _is_number(v) or not (0 < v <= 1.0):
-            raise ConfigError(f"{where}: train.{k} must be a number in (0, 1.0], got {v!r}")
+        return list(v)
+    if k in _NUMBERS:
+        lo, hi, lo_open = _NUMBERS[k]
+        if not _is_number(v) or not math.isfinite(v) or not ((v > lo if lo_open else v >= lo) and v <= hi):
+            raise ConfigError(f"{at} must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {v!r}")
         return float(v)
-    hi = {"num_envs": limits.max_num_envs, "n_steps": limits.max_rollout_steps, "batch_size": limits.max_rollout_steps}.get(k, limits.max_timesteps)
+    hi = {"num_envs": limits.max_num_envs, "n_steps": limits.max_rollout_steps, "batch_size": limits.max_rollout_steps,
+          "num_steps_per_env": limits.max_rollout_steps}.get(k, limits.max_timesteps)
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
-        raise ConfigError(f"{where}: train.{k} must be a positive integer (at most {hi:g}), got {v!r}")
+        raise ConfigError(f"{at} must be a positive integer (at most {hi:g}), got {v!r}")
     return v

@@ -1,4 +1,4 @@
-"""A short PPO run (Stable-Baselines3) on actuator_gym/Pendulum-v0: wall time and learning curve.
+"""A short PPO run on actuator_gym/Pendulum-v0 with the experiment's engine: wall time and learning curve.
 
     .venv/bin/python benchmarks/train_pendulum.py [--experiment configs/experiments/pendulum_ppo.yaml] [--out DIR]
 
@@ -19,7 +19,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actuator_gym import configs  # noqa: E402
-from actuator_gym.tools.training import evaluate, make_env, train_ppo  # noqa: E402
+from actuator_gym.tools.engines import train_policy  # noqa: E402
+from actuator_gym.tools.training import evaluate, make_env  # noqa: E402
 
 
 def main(argv=None):
@@ -32,8 +33,9 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     random_ret = evaluate(lambda o: rng.uniform(env.action_space.low, env.action_space.high).astype(np.float32), env, 5, 1000)
     zero_ret = evaluate(lambda o: np.zeros(env.action_space.shape, np.float32), env, 5, 1000)
-    report = train_ppo(exp.task, args.out, actuators=exp.actuators, task_kwargs=exp.task_kwargs, seed=exp.seed, progress=False, **exp.train)
-    print(f"task {exp.task}, settings {exp.train}")
+    report = train_policy(exp.engine, exp.task, args.out, actuators=exp.actuators, task_kwargs=exp.task_kwargs, seed=exp.seed,
+                          settings=exp.train, progress=False)
+    print(f"task {exp.task}, engine {exp.engine}, settings {exp.train}")
     print(f"baselines (same 5 eval seeds): random policy {random_ret:.1f}, zero action (hold 0 rad) {zero_ret:.1f}")
     print("timesteps  mean_eval_return")
     for s, r in report["curve"]:

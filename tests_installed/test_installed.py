@@ -105,3 +105,18 @@ def test_cli_list_and_demo(tmp_path):
     assert r.returncode == 0, r.stderr
     for f in ("step_response.png", "effort.png", "torque_speed.png", "summary.csv"):
         assert (tmp_path / "demo" / f).stat().st_size > 100, f
+
+
+def test_cli_train_without_an_engine_library_names_its_extra(tmp_path):
+    """The wheel is installed without the training extras (Makefile: [onnx,onnxruntime,test]): each
+    engine says which extra it needs, in one line, before writing anything."""
+    import importlib.util
+
+    for engine, module, extra in (("sb3", "stable_baselines3", "actuator-gym[sb3]"), ("rsl_rl", "rsl_rl", "actuator-gym[rsl_rl]")):
+        assert importlib.util.find_spec(module) is None, f"{module} is installed: this test needs the wheel without it"
+        r = subprocess.run([str(CLI), "train", "--engine", engine, "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and extra in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "train").exists()
+    r = subprocess.run([str(CLI), "train", "--help"], capture_output=True, text=True, timeout=120)
+    choices = r.stdout.split("--engine {", 1)[1].split("}", 1)[0].split(",")
+    assert r.returncode == 0 and {"rsl_rl", "sb3"} <= set(choices), r.stdout

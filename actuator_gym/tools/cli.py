@@ -4,7 +4,7 @@
     actuator-gym demo                      the pendulum under several actuator models: plots + table
     actuator-gym sweep PARAM               one actuator parameter swept on the pendulum
     actuator-gym rollout --task ID ...     run a task with a preset and a random/zero/saved policy
-    actuator-gym train --task ID ...       PPO (Stable-Baselines3) with a learning curve and a saved policy
+    actuator-gym train --task ID ...       PPO (--engine sb3 | rsl_rl) with a learning curve and a saved policy
     actuator-gym fit DATA ...              train an actuator network from logged data and export it
 
 Every error ends in one line ``actuator-gym: error: ...`` and exit status 2 (``--debug`` shows the
@@ -279,25 +279,43 @@ def _task_from_args(args, exp=None):
 
 
 # -- train -------------------------------------------------------------------------------------
-def cmd_train(args) -> int:
-    from .. import configs
-    from .training import train_ppo
+ENGINE_NEUTRAL_KEYS = ("total_timesteps", "eval_every", "eval_episodes")
+"""The settings an experiment keeps when ``--engine`` names another engine than its own: the
+budget and the evaluation, not the algorithm's knobs (those take the other engine's defaults)."""
 
-    exp = _experiment(args)
-    task, actuators, kwargs, seed = _task_from_args(args, exp)
-    settings = dict(configs.TRAIN_KEYS)
+
+def train_settings_from_args(args, exp) -> tuple[str, dict[str, Any]]:
+    """(engine, settings) of ``train``: ``--engine`` over the experiment's ``engine:`` (default
+    ``sb3``), the experiment's ``train:`` settings (only :data:`ENGINE_NEUTRAL_KEYS` of them when the
+    engine differs), then ``--total-timesteps`` / ``--num-envs`` / ``--eval-every``."""
+    from .. import configs
+
+    own = exp.engine if exp is not None else configs.DEFAULT_ENGINE
+    engine = args.engine or own
+    settings: dict[str, Any] = {}
     if exp is not None:
-        settings.update(exp.train)
+        settings = dict(exp.train) if engine == own else {k: exp.train[k] for k in ENGINE_NEUTRAL_KEYS if k in exp.train}
     for key in ("total_timesteps", "num_envs", "eval_every"):
         if getattr(args, key) is not None:
             settings[key] = getattr(args, key)
+    return engine, settings
+
+
+def cmd_train(args) -> int:
+    from .engines import train_policy
+
+    exp = _experiment(args)
+    task, actuators, kwargs, seed = _task_from_args(args, exp)
+    engine, settings = train_settings_from_args(args, exp)
     out = Path(args.out) / "train"
-    report = train_ppo(task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, **settings)
-    print(f"PPO on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s")
+    report = train_policy(engine, task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
+    print(f"PPO ({engine}) on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s")
     for s, r in report["curve"]:
         print(f"  after {s:>8} steps: mean eval return {r:.2f}")
     print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
-    print(f"Training log (progress.csv, TensorBoard; actuator statistics under Episode_Actuator/): {report['log_dir']}")
+    print(f"Summary: {out}/summary.json; {engine}'s own resume file (pickle-bearing): {out}/{report['resume_file']}")
+    if "log_dir" in report:
+        print(f"Training log ({engine}'s; actuator statistics under Episode_Actuator/): {report['log_dir']}")
     return 0
 
 
@@ -403,10 +421,12 @@ def build_parser() -> argparse.ArgumentParser:
         ("rollout", "run a task and write telemetry, plots and optionally a video",
          "Run a task with a random, zero or saved policy; write telemetry (npz, csv), plots and optionally a "
          "video to OUT/rollout."),
-        ("train", "train PPO (Stable-Baselines3) on a task",
-         "Train PPO (Stable-Baselines3) on the native vector env of a task; write the policy in the safe format "
-         "(policy.json + policy.pt), Stable-Baselines3's own sb3_model.zip (PPO.load), the learning curve and "
-         "SB3's training log with the actuator statistics (OUT/train/logs: progress.csv, TensorBoard) to OUT/train."),
+        ("train", "train PPO (Stable-Baselines3 or rsl_rl) on a task",
+         "Train PPO on the native vector env of a task with an engine (--engine: sb3 = Stable-Baselines3, "
+         "rsl_rl = rsl_rl's OnPolicyRunner); write the policy in the safe format (policy.json + policy.pt), the "
+         "engine's own resume file (sb3_model.zip for PPO.load, rsl_rl_model.pt for OnPolicyRunner.load), the "
+         "learning curve, summary.json and the engine's training log with the actuator statistics "
+         "(OUT/train/logs: sb3's progress.csv, TensorBoard events when tensorboard is installed) to OUT/train."),
     ):
         r = sub.add_parser(name, help=helptext, description=desc)
         src = r.add_mutually_exclusive_group()
@@ -433,9 +453,14 @@ def build_parser() -> argparse.ArgumentParser:
                            help="also write a video of rgb_array frames at the env's control rate (default: none)")
             r.set_defaults(func=cmd_rollout)
         else:
+            from .engines import ENGINES
+
+            r.add_argument("--engine", choices=sorted(ENGINES), default=None,
+                           help="training engine (default: the experiment's 'engine:', else sb3); with an experiment "
+                                "of another engine only its total_timesteps / eval_every / eval_episodes carry over")
             r.add_argument("--total-timesteps", type=_int_at_least(1), default=None, metavar="N",
-                           help=f"env steps to train for, summed over envs, >= 1 (default: the experiment's, else "
-                                f"{configs_default('total_timesteps')})")
+                           help=f"env steps to train for, summed over envs, >= 1 (rsl_rl: rounded up to whole "
+                                f"iterations) (default: the experiment's, else {configs_default('total_timesteps')})")
             r.add_argument("--num-envs", type=_int_at_least(1), default=None, metavar="N",
                            help=f"parallel envs of the native vector env, >= 1 (default: the experiment's, else "
                                 f"{configs_default('num_envs')})")
@@ -450,11 +475,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def configs_default(key: str):
-    """The default of a training setting (``configs.TRAIN_KEYS``), for help texts."""
-    from ..configs import TRAIN_KEYS
+def configs_default(key: str) -> str:
+    """The defaults of a training setting per engine (``configs.TRAIN_SETTINGS``), for help texts."""
+    from ..configs import TRAIN_SETTINGS
 
-    return TRAIN_KEYS[key]
+    return ", ".join(f"{engine} {keys[key]}" for engine, keys in TRAIN_SETTINGS.items() if key in keys)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

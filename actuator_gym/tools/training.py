@@ -2,17 +2,26 @@
 
 A trained policy is saved as two files in a folder:
 
-* ``policy.json`` -- observation/action sizes and bounds, layer sizes, activation, task id;
-* ``policy.pt``  -- the actor's weights only (a flat ``{name: tensor}`` dict), loaded with
+* ``policy.json`` -- observation/action sizes and bounds, layer sizes, activation, task id, and
+  (format 2) the observation normalizer's ``epsilon``;
+* ``policy.pt``  -- the actor's weights only (a flat ``{name: tensor}`` dict; with a normalizer
+  also ``obs_normalizer.mean`` / ``obs_normalizer.std``), loaded with
   ``torch.load(weights_only=True)``: no pickled code is ever executed.
 
-:class:`SavedPolicy` rebuilds the deterministic actor (``action = clip(action_net(mlp(obs)))``)
-from those files with plain torch; Stable-Baselines3 is not needed to run it.
+:class:`SavedPolicy` rebuilds the deterministic actor
+(``action = clip(action_net(mlp((obs - mean) / (std + epsilon))))``, the normalization only when
+saved) from those files with plain torch; no RL library is needed to run it.
+
+Formats: ``actuator-gym-policy/1`` (tanh or relu MLP, no normalizer: what Stable-Baselines3 runs
+write) and ``actuator-gym-policy/2`` (adds the ``elu`` activation and ``obs_normalization``: what
+rsl_rl runs write). A writer emits the lowest version that holds the policy, so a file readable by
+an older actuator-gym stays so; this reader reads both.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -24,9 +33,10 @@ import torch
 
 from .._safe_io import parse_json_object, read_bytes
 
-__all__ = ["SavedPolicy", "train_ppo", "make_env", "make_vec_env", "evaluate"]
+__all__ = ["SavedPolicy", "save_policy", "train_ppo", "make_env", "make_vec_env", "evaluate", "write_learning_curve"]
 
-_ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
+_ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU}
+_V1_ACTIVATIONS = ("tanh", "relu")
 SB3_MODEL_FILE = "sb3_model.zip"
 """Stable-Baselines3's own archive beside the safe policy files (``PPO.load`` reads it; being a
 pickle-bearing format, load it only from a folder you trust)."""
@@ -67,7 +77,11 @@ def log_formats() -> list[str]:
     return ["csv"] + (["tensorboard"] if importlib.util.find_spec("tensorboard") is not None else [])
 
 
-POLICY_FORMAT = "actuator-gym-policy/1"
+POLICY_FORMAT_V1 = "actuator-gym-policy/1"
+POLICY_FORMAT = "actuator-gym-policy/2"
+"""The newest saved-policy format (adds ``elu`` and ``obs_normalization`` to format 1)."""
+POLICY_FORMATS = (POLICY_FORMAT_V1, POLICY_FORMAT)
+"""Every format :meth:`SavedPolicy.load` reads."""
 POLICY_JSON_MAX_BYTES = 2**20
 """[bytes]: largest ``policy.json`` :meth:`SavedPolicy.load` reads."""
 POLICY_WEIGHTS_MAX_BYTES = 256 * 2**20
@@ -91,14 +105,23 @@ def _check_meta(meta: Any, where: str) -> dict[str, Any]:
     missing = [k for k in ("obs_dim", "act_dim", "net_arch", "action_low", "action_high") if k not in meta]
     if missing:
         raise ValueError(f"{where}: missing key(s) {missing}")
-    fmt = meta.get("format", POLICY_FORMAT)
-    if fmt != POLICY_FORMAT:
-        raise ValueError(f"{where}: format must be {POLICY_FORMAT!r}, got {fmt!r}")
+    fmt = meta.get("format", POLICY_FORMAT_V1)
+    if fmt not in POLICY_FORMATS:
+        raise ValueError(f"{where}: format must be one of {list(POLICY_FORMATS)}, got {fmt!r}")
     for key in ("task", "activation"):
         if key in meta and not isinstance(meta[key], str):
             raise ValueError(f"{where}: {key} must be a string, got {meta[key]!r}")
-    if meta.get("activation", "tanh") not in _ACTIVATIONS:
-        raise ValueError(f"{where}: activation must be one of {sorted(_ACTIVATIONS)}, got {meta.get('activation')!r}")
+    allowed = _V1_ACTIVATIONS if fmt == POLICY_FORMAT_V1 else tuple(_ACTIVATIONS)
+    if meta.get("activation", "tanh") not in allowed:
+        raise ValueError(f"{where}: activation must be one of {sorted(allowed)} in format {fmt!r}, got {meta.get('activation')!r}")
+    norm = meta.get("obs_normalization")
+    if norm is not None:
+        if fmt == POLICY_FORMAT_V1:
+            raise ValueError(f"{where}: obs_normalization needs format {POLICY_FORMAT!r}, the file says {fmt!r}")
+        eps = norm.get("epsilon") if isinstance(norm, dict) else None
+        if not isinstance(norm, dict) or set(norm) != {"epsilon"} or isinstance(eps, bool) or not isinstance(eps, (int, float)) \
+                or not (math.isfinite(eps) and eps > 0):
+            raise ValueError(f"{where}: obs_normalization must be null or {{\"epsilon\": a finite number > 0}}, got {str(norm)[:80]}")
     obs, act = dim("obs_dim", meta["obs_dim"]), dim("act_dim", meta["act_dim"])
     arch = meta["net_arch"]
     if not isinstance(arch, list) or len(arch) > POLICY_MAX_LAYERS:
@@ -117,6 +140,19 @@ def _check_meta(meta: Any, where: str) -> dict[str, Any]:
     return {**meta, "obs_dim": obs, "act_dim": act}
 
 
+class _ObsNormalizer(torch.nn.Module):
+    """``(obs - mean) / (std + epsilon)``: the saved running statistics of the observations."""
+
+    def __init__(self, dim: int, epsilon: float):
+        super().__init__()
+        self.epsilon = float(epsilon)
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("std", torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / (self.std + self.epsilon)
+
+
 class SavedPolicy:
     """A deterministic MLP actor loaded from ``policy.json`` + ``policy.pt`` (weights only)."""
 
@@ -128,13 +164,18 @@ class SavedPolicy:
         act = _ACTIVATIONS[meta.get("activation", "tanh")]
         layers: list[torch.nn.Module] = []
         last = meta["obs_dim"]
+        # skip_init: the layers are filled from ``state`` below, and building a policy (as the engines
+        # do at every evaluation) must not draw from torch's global generator, which training samples from
+        linear = lambda i, o: torch.nn.utils.skip_init(torch.nn.Linear, i, o)  # noqa: E731
         for width in meta["net_arch"]:
-            layers += [torch.nn.Linear(last, int(width)), act()]
+            layers += [linear(last, int(width)), act()]
             last = int(width)
         self.policy_net = torch.nn.Sequential(*layers)
-        self.action_net = torch.nn.Linear(last, meta["act_dim"])
+        self.action_net = linear(last, meta["act_dim"])
+        norm = meta.get("obs_normalization")
+        self.obs_normalizer = _ObsNormalizer(meta["obs_dim"], norm["epsilon"]) if norm is not None else torch.nn.Identity()
         module = torch.nn.Module()
-        module.policy_net, module.action_net = self.policy_net, self.action_net
+        module.policy_net, module.action_net, module.obs_normalizer = self.policy_net, self.action_net, self.obs_normalizer
         if not isinstance(state, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
             raise ValueError(f"{weights}: must hold a {{name: tensor}} dict, got {type(state).__name__}")
         expected = {k: tuple(v.shape) for k, v in module.state_dict().items()}
@@ -146,6 +187,8 @@ class SavedPolicy:
         for name, v in state.items():
             if not torch.isfinite(v).all():
                 raise ValueError(f"{weights}: tensor {name!r} holds non-finite values")
+        if norm is not None and (state["obs_normalizer.std"] < 0).any():
+            raise ValueError(f"{weights}: tensor 'obs_normalizer.std' holds negative values; allowed: std >= 0")
         self.low = np.asarray(meta["action_low"], dtype=np.float32)
         self.high = np.asarray(meta["action_high"], dtype=np.float32)
 
@@ -174,32 +217,59 @@ class SavedPolicy:
     @torch.inference_mode()
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         x = torch.as_tensor(np.asarray(obs, dtype=np.float32))
-        a = self.action_net(self.policy_net(x)).numpy()
+        a = self.action_net(self.policy_net(self.obs_normalizer(x))).numpy()
         return np.clip(a, self.low, self.high)
 
 
-def save_sb3_policy(model: Any, folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch) -> None:
-    """Write an SB3 ``ActorCriticPolicy``'s deterministic actor in the safe format."""
-    sd = model.policy.state_dict()
-    state = {}
-    for k, v in sd.items():
-        if k.startswith("mlp_extractor.policy_net."):
-            state["policy_net." + k[len("mlp_extractor.policy_net."):]] = v.detach().clone()
-        elif k.startswith("action_net."):
-            state[k] = v.detach().clone()
+def save_policy(
+    folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch, activation: str,
+    state: Mapping[str, torch.Tensor], obs_normalization_epsilon: float | None = None,
+) -> SavedPolicy:
+    """Write an actor in the safe format: ``state`` holds ``policy_net.<i>.*`` (the hidden layers,
+    ``Linear`` at even ``i``), ``action_net.*`` and, with ``obs_normalization_epsilon``,
+    ``obs_normalizer.mean`` / ``obs_normalizer.std``. The files are checked by loading them back
+    (every engine's saver ends here); returns the loaded :class:`SavedPolicy`."""
+    v2 = obs_normalization_epsilon is not None or activation not in _V1_ACTIVATIONS
     meta = {
-        "format": POLICY_FORMAT,
+        "format": POLICY_FORMAT if v2 else POLICY_FORMAT_V1,
         "task": task,
         "obs_dim": int(np.prod(obs_space.shape)),
         "act_dim": int(np.prod(act_space.shape)),
-        "net_arch": list(net_arch),
-        "activation": "tanh",
+        "net_arch": [int(w) for w in net_arch],
+        "activation": activation,
         "action_low": act_space.low.tolist(),
         "action_high": act_space.high.tolist(),
     }
+    if obs_normalization_epsilon is not None:
+        meta["obs_normalization"] = {"epsilon": float(obs_normalization_epsilon)}
+    state = {k: v.detach().to("cpu").clone().contiguous() for k, v in state.items()}
+    policy = SavedPolicy(meta, state)  # the checks of load, before anything is written
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "policy.json").write_text(json.dumps(meta, indent=1))
     torch.save(state, folder / "policy.pt")
+    return policy
+
+
+def write_learning_curve(folder: Path, curve: list[tuple[int, float]], title: str) -> None:
+    """``learning_curve.csv`` (``timesteps,mean_eval_return``) and ``learning_curve.png``."""
+    from . import plots
+
+    with open(folder / "learning_curve.csv", "w") as f:
+        f.write("timesteps,mean_eval_return\n")
+        for s, r in curve:
+            f.write(f"{s},{r:.6f}\n")
+    plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], folder / "learning_curve.png", title)
+
+
+def save_sb3_policy(model: Any, folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch) -> SavedPolicy:
+    """Write an SB3 ``ActorCriticPolicy``'s deterministic actor in the safe format."""
+    state = {}
+    for k, v in model.policy.state_dict().items():
+        if k.startswith("mlp_extractor.policy_net."):
+            state["policy_net." + k[len("mlp_extractor.policy_net."):]] = v
+        elif k.startswith("action_net."):
+            state[k] = v
+    return save_policy(folder, task, obs_space, act_space, net_arch, "tanh", state)
 
 
 def evaluate(policy: Callable[[np.ndarray], np.ndarray], env: gym.Env, episodes: int, seed: int) -> float:
@@ -231,6 +301,7 @@ def train_ppo(
     eval_every: int = 10_000,
     eval_episodes: int = 5,
     net_arch=(64, 64),
+    log_std_init: float = 0.0,
     seed: int = 0,
     progress: bool = True,
     algo: str = "ppo",
@@ -241,7 +312,9 @@ def train_ppo(
     ``out_dir/logs`` (:data:`LOG_DIR`: ``progress.csv``, plus TensorBoard event files when
     ``tensorboard`` is installed), with the actuator statistics of the finished episodes
     (``Episode_Actuator/<group>/<stat>``, :class:`~actuator_gym.adapters.ActuatorStatsCallback`)
-    next to SB3's own ``rollout/`` and ``train/`` keys. Returns a report (``log_dir``: that folder)."""
+    next to SB3's own ``rollout/`` and ``train/`` keys. ``log_std_init``: the initial log standard
+    deviation of the Gaussian actions (in action units; SB3's default 0.0 is a standard deviation of
+    1). Returns a report (``log_dir``: that folder; ``resume_file``: ``sb3_model.zip``)."""
     try:
         from stable_baselines3 import PPO
         from stable_baselines3.common.callbacks import BaseCallback
@@ -252,7 +325,6 @@ def train_ppo(
     from stable_baselines3.common.logger import configure
 
     from ..adapters import ActuatorStatsCallback, sb3
-    from . import plots
 
     if algo != "ppo":
         raise ValueError(f"train: algo must be 'ppo', got {algo!r}")
@@ -270,7 +342,7 @@ def train_ppo(
     batch_size = min(batch_size, n_steps * num_envs)
     model = PPO(
         "MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, learning_rate=learning_rate, gamma=gamma,
-        seed=seed, policy_kwargs=dict(net_arch=list(net_arch)), device="cpu", verbose=0,
+        seed=seed, policy_kwargs=dict(net_arch=list(net_arch), log_std_init=float(log_std_init)), device="cpu", verbose=0,
     )
     log_dir = out / LOG_DIR
     model.set_logger(configure(str(log_dir), log_formats()))
@@ -309,12 +381,8 @@ def train_ppo(
     wall = time.perf_counter() - t0
     save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
     model.save(out / SB3_MODEL_FILE)  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
-    with open(out / "learning_curve.csv", "w") as f:
-        f.write("timesteps,mean_eval_return\n")
-        for s, r in curve:
-            f.write(f"{s},{r:.6f}\n")
-    plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], out / "learning_curve.png", f"PPO on {task}")
+    write_learning_curve(out, curve, f"PPO (Stable-Baselines3) on {task}")
     venv.close()
     eval_env.close()
     return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out),
-            "log_dir": str(log_dir)}
+            "log_dir": str(log_dir), "resume_file": SB3_MODEL_FILE}

@@ -2,6 +2,7 @@
 name the file, never a raw TypeError / KeyError / RuntimeError from deep inside."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -87,3 +88,45 @@ def test_missing_or_unreadable_files(tmp_path):
     with pytest.raises(ValueError, match="not a weights-only tensor file") as info:
         SavedPolicy.load(folder)
     assert str(folder / "policy.pt") in str(info.value)
+
+
+# -- format 2: the ELU activation and the observation normalizer (rsl_rl runs) -----------------
+META_V2 = {**META, "format": "actuator-gym-policy/2", "obs_dim": 2, "net_arch": [2], "activation": "elu",
+           "action_low": [-5.0, -5.0], "action_high": [5.0, 5.0], "obs_normalization": {"epsilon": 0.5}}
+
+
+def _state_v2(std=(1.0, 3.0)):
+    eye = torch.eye(2)
+    return {"policy_net.0.weight": eye.clone(), "policy_net.0.bias": torch.zeros(2), "action_net.weight": eye.clone(),
+            "action_net.bias": torch.tensor([0.0, 1.0]),
+            "obs_normalizer.mean": torch.tensor([1.0, -1.0]), "obs_normalizer.std": torch.tensor(std)}
+
+
+def test_format_2_normalizes_then_runs_the_elu_mlp(tmp_path):
+    """Identity layers: action = elu((obs - mean) / (std + epsilon)) + bias, by hand."""
+    pol = SavedPolicy.load(_write(tmp_path / "p", META_V2, _state_v2()))
+    # obs [2, 2]: ((2-1)/1.5, (2+1)/3.5) = (2/3, 6/7), positive: elu is the identity
+    np.testing.assert_allclose(pol(np.array([2.0, 2.0], np.float32)), [2 / 3, 6 / 7 + 1.0], rtol=1e-6)
+    # obs [0, -1]: (-1/1.5, 0): elu(-2/3) = exp(-2/3) - 1
+    np.testing.assert_allclose(pol(np.array([0.0, -1.0], np.float32)), [math.exp(-2 / 3) - 1.0, 1.0], rtol=1e-6)
+    # a format-1 file still loads and acts as before (no normalizer, tanh)
+    assert SavedPolicy.load(_write(tmp_path / "v1")).meta["format"] == "actuator-gym-policy/1"
+
+
+@pytest.mark.parametrize("meta, state, fragment", [
+    ({**META_V2, "format": "actuator-gym-policy/1", "obs_normalization": None}, None, "activation must be one of ['relu', 'tanh'] in format"),
+    ({**META_V2, "format": "actuator-gym-policy/1", "activation": "tanh"}, None, "obs_normalization needs format 'actuator-gym-policy/2'"),
+    ({**META_V2, "obs_normalization": {"epsilon": 0}}, None, "obs_normalization must be null or"),
+    ({**META_V2, "obs_normalization": {"epsilon": 0.1, "clip": 5}}, None, "obs_normalization must be null or"),
+    ({**META_V2, "obs_normalization": "yes"}, None, "obs_normalization must be null or"),
+    (META_V2, {k: v for k, v in _state_v2().items() if k != "obs_normalizer.std"}, "does not match"),
+    ({**META_V2, "obs_normalization": None}, _state_v2(), "does not match"),
+    (META_V2, _state_v2(std=(1.0, -2.0)), "'obs_normalizer.std' holds negative values"),
+    (META_V2, {**_state_v2(), "obs_normalizer.mean": torch.tensor([0.0, math.inf])}, "non-finite"),
+])
+def test_bad_format_2_files_name_the_file(tmp_path, meta, state, fragment):
+    folder = _write(tmp_path / "p", meta, _state_v2() if state is None else state)
+    with pytest.raises(ValueError) as info:
+        SavedPolicy.load(folder)
+    msg = str(info.value)
+    assert str(folder) in msg and fragment in msg and "\n" not in msg, msg
