@@ -27,6 +27,9 @@ remotized limit, learned drives, user parts), the Stable-PD effort mode, engine-
 motor's integrator has other anti-windup), a max-effort clamp before the DC-motor clamp, a dead
 motor or an unlimited no-load speed (no finite ``R``).
 
+MuJoCo-Warp 4.0 (:data:`ENGINES`) has no ``pid`` gain: there a PD drive is the ``dcmotor`` controller
+(``K = R = 1``, ``Vmax = 0``) and a PID drive or ``const_effort`` is refused.
+
 Exactness: under the Euler integrator a native group gives the explicit path's trajectory to
 round-off (docs/native.md); under RK4 / implicit / implicitfast the engine re-evaluates the forces at
 every stage and integrates their velocity terms implicitly, so the numbers differ.
@@ -43,7 +46,7 @@ import numpy as np
 
 from ..actuators.motor_physics import NATIVE_ONLY_FORM
 from .mujoco_model_copy import copy_model_values
-from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, write_physics
+from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, native_only_fields, refuse_native_only, write_physics
 
 __all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "OneWorld", "native_plan",
            "copy_model_values", "native_only_fields", "refuse_native_only", "MOTOR_TELEMETRY"]
@@ -196,28 +199,6 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
         return {g: None for g in collection}
     euler = int(model.opt.integrator) == _EULER
     return {g: plans[g] if (euler or g in only) else None for g in collection}
-
-
-def native_only_fields(collection: Any) -> dict[str, list[str]]:
-    """``{group: fields}`` of the groups whose parts exist only in MuJoCo's native ``dcmotor`` (the
-    motor physics: thermal model, inductance, cogging, LuGre friction)."""
-    out = {}
-    for g in collection:
-        names = sorted(n for p in collection[g].parts if p.native_form == NATIVE_ONLY_FORM for n in p.native_only_fields)
-        if names:
-            out[g] = names
-    return out
-
-
-def refuse_native_only(collection: Any, owner: str, execution: str, why: str = "") -> None:
-    """``ValueError`` naming the group and the fields when a group that runs only natively would run
-    explicitly (``why``: why native is not possible either, for ``"auto"``)."""
-    for g, names in native_only_fields(collection).items():
-        raise ValueError(
-            f"{owner}: execution={execution!r}: group '{g}' sets {names}, which exist only in MuJoCo's native "
-            f"dcmotor (the explicit path has no thermal / inductance / cogging / LuGre model){why}; use "
-            "execution='native' (or 'auto'; on a batched task: backend='mujoco')"
-        )
 
 
 def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:

@@ -174,3 +174,24 @@ def test_auto_mixes_per_group_on_warp_and_agrees_with_explicit():
             worst = max(worst, float(np.abs(ie[k] - im[k]).max()))
     assert worst < 1e-4
     assert np.abs(mixed.backend.qpos).max() > 0.05  # it moved
+
+
+def test_thermal_motor_on_warp_heats_as_on_mujoco():
+    """MuJoCo-Warp runs the dcmotor's thermal model (native only) as MuJoCo (C) does: the same winding
+    temperature, current and torque under a saturating command, to float32 round-off."""
+    def motor():
+        return ag.DCMotorCfg(joint_names_expr=[".*"], stiffness=0.0, damping=0.0, saturation_effort=10.0,
+                             actuator_velocity_limit=20.0, thermal_resistance=2.0, thermal_capacitance=5.0,
+                             ambient_temperature=30.0)
+
+    tasks = [PendulumTask(num_envs=2, actuators={"hinge": motor()}, backend=b, device=DEVICE if b != "mujoco" else "cpu",
+                          execution="native", action_mode="effort", action_scale=100.0, action_offset=0.0,
+                          action_bounds=(-1.0, 1.0), seed=0, **SMALL) for b in ("mujoco", "mujoco_warp")]
+    temps = []
+    for _ in range(5):
+        cpu, wrp = (t.step(np.ones((2, 1)))[4]["actuator"] for t in tasks)
+        for k in ("motor_temperature", "motor_current", "applied_effort"):
+            np.testing.assert_allclose(wrp[k], cpu[k], rtol=2e-6, err_msg=k)
+        temps.append(wrp["motor_temperature"][:, 0])
+    assert (np.diff(np.array(temps), axis=0) > 0).all() and wrp["saturated"].all()  # heating, saturated
+    assert (wrp["applied_effort"] < 9.5).all()  # the hot winding's resistance lowers the stall torque (10 N·m cold)
