@@ -25,6 +25,13 @@ model field (the first ``model_field(name)`` call) drops the graph, which is re-
 
 Randomization: ``model_field(name)`` replaces the engine's shared ``(1, ...)`` array of that field
 by a per-world ``(num_envs, ...)`` copy (MuJoCo-Warp indexes model fields by ``world % rows``).
+
+Native execution (``execution="native"``, docs/native.md): the task's groups compiled into MuJoCo
+actuators of the model run in MuJoCo-Warp's own actuator kernels; the compiler
+(:class:`~actuator_gym.backends.mujoco_native.NativeActuators`) writes their per-world values through
+``model_field``, their controls and delay histories through ``field("ctrl")`` / ``field("history")``,
+and reads the last substep's ``output("actuator_force")`` (no derived pass; :meth:`refresh_derived`
+after it), as on the CPU batch.
 """
 
 from __future__ import annotations

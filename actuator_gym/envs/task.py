@@ -151,8 +151,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"`` (``docs/backends.md``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
             state and the actuator collection live.
-        execution: ``"explicit"`` (default), ``"native"`` (the groups as MuJoCo's own actuators; backend
-            ``"mujoco"``) or ``"auto"`` (per group, native where exact: Euler); ``task.execution`` says which runs
+        execution: ``"explicit"`` (default), ``"native"`` (the groups as MuJoCo's own actuators; backends
+            ``"mujoco"``, ``"mujoco_warp"``) or ``"auto"`` (per group, native where exact: Euler); ``task.execution`` says which runs
             (``"mixed"``: some groups of each) and ``task.group_execution`` per group (docs/native.md).
         **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
     """
@@ -212,7 +212,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.dt = self.physics_dt * self.decimation
         self.max_episode_steps = episode_limit(cfg.episode_length_s, self.dt, max_episode_steps, owner)
         self.native = early = None  # the native side (envs.task_execution.TaskNative), when not explicit
-        if self.execution != "explicit":  # backend "mujoco": the groups first, compiled into the batch's model
+        if self.execution != "explicit":  # the groups first, compiled into the backend's model
             early = self._joint_collection(joint_cfgs, seeds, TaskNative.joint_names(self.model), torch.device("cpu"))
             native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner, backend)
             self.native, self.execution, self.model = (native if native.active else None), native.execution, native.model
