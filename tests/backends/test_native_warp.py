@@ -217,3 +217,22 @@ def test_quadruped_native_on_warp_matches_native_on_mujoco():
             np.testing.assert_allclose(iw["actuator"][k], ic["actuator"][k], atol=1e-4, err_msg=k)
         assert np.array_equal(iw["actuator"]["parameters"]["legs"]["delay_steps"], ic["actuator"]["parameters"]["legs"]["delay_steps"])
     assert np.abs(ic["actuator"]["applied_effort"]).max() > 1.0  # the motors work
+
+
+def test_an_infinite_limit_is_an_unlimited_force_range_in_that_world_only():
+    """``forcelimited`` is per model on MuJoCo-Warp, so it is compiled on and an infinite limit is written
+    as ``forcerange = +-inf`` in that world: no clamp there, the others still clamp, as explicitly."""
+    explicit, native = (_task(ex, {"pendulum": CFGS["ideal_pd"]()}) for ex in ("explicit", "native"))
+    for t in (explicit, native):
+        t.set_actuator_parameter("pendulum", "actuator_effort_limit", np.inf, env_ids=[1])
+    assert native.model.actuator_forcelimited[0] == 1
+    frc = native.backend.model_field("actuator_forcerange")[:, 0]
+    assert np.isposinf(frc[1, 1]) and np.isneginf(frc[1, 0]) and np.isfinite(np.delete(frc, 1, axis=0)).all()
+    peak = np.zeros(N)
+    for _ in range(8):  # within the first episode (no re-draw)
+        a = np.ones((N, 1))
+        ie, inn = explicit.step(a)[4]["actuator"], native.step(a)[4]["actuator"]
+        np.testing.assert_allclose(inn["applied_effort"], ie["applied_effort"], atol=1e-4)
+        assert np.array_equal(inn["saturated"], ie["saturated"])
+        peak = np.maximum(peak, np.abs(inn["applied_effort"][:, 0]))
+    assert peak[1] > 2.5 and np.all(np.delete(peak, 1) == 2.5)  # unlimited in world 1 only; the others at their limit
