@@ -10,8 +10,8 @@ PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python
 if [ -d wheels ]; then "$PY" -m pip install --no-index --find-links wheels/ mjlab >/dev/null 2>&1 || echo "mjlab wheels did not install (peer will be skipped)"; fi
 echo "== backend tests on $DEVICE"
-ACTUATOR_GYM_WARP_DEVICE=$DEVICE timeout 240 "$PY" -m pytest -q -p no:cacheprovider tests/test_backend_warp.py tests/test_backend_newton.py 2>&1 | tail -15
-echo "== throughput on $DEVICE (actuators at every substep)"
+ACTUATOR_GYM_WARP_DEVICE=$DEVICE timeout 240 "$PY" -m pytest -q -p no:cacheprovider tests/backends/test_backend_warp.py tests/backends/test_native_warp.py tests/backends/test_backend_newton.py 2>&1 | tail -15
+echo "== throughput on $DEVICE (explicit: actuators at every substep; native: MuJoCo-Warp's own actuators)"
 if [ "${DEVICE%%:*}" = "cpu" ]; then
   timeout 300 "$PY" benchmarks/gpu_throughput.py --device cpu --sizes pendulum:4,quadruped:4 --steps 5 --repeats 3 --peer-envs 0
 else

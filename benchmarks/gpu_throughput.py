@@ -4,9 +4,13 @@ For each (task model, num_envs): a ``MujocoWarpBackend`` and an ``ActuatorCollec
 device, stepped by ``DeviceLoop`` (state read through torch views, efforts written into
 ``qfrc_applied``, physics substep; CUDA graphs where allowed). Measured side by side in one run:
 
-* ``full``: actuators + physics per substep;
+* ``explicit``: actuators + physics per substep;
 * ``physics``: physics only (the same backend, efforts held);
-* actuator share = 1 - physics / full (median of repeats).
+* ``native``: the task's actuators compiled into MuJoCo-Warp's own (``execution="native"``: the
+  task layer's native side, :class:`~actuator_gym.envs.task_execution.TaskNative`, and the substep
+  engine's ``advance_native``): targets into ``ctrl`` once, ``decimation`` substeps in one
+  ``step`` call, the telemetry read back from ``actuator_force`` -- no actuator kernels of ours;
+* actuator share = 1 - physics / (explicit or native) (median of repeats).
 
 env-steps/s counts control steps (``decimation`` substeps) of every env. Usage:
 
@@ -26,6 +30,8 @@ import torch
 from actuator_gym import ActuatorCollection
 from actuator_gym.backends.device_loop import DeviceLoop
 from actuator_gym.backends.mujoco_warp import MujocoWarpBackend
+from actuator_gym.envs.task_execution import TaskNative
+from actuator_gym.substep import SubstepEngine
 
 
 def _setup(task: str):
@@ -44,6 +50,22 @@ def _setup(task: str):
     return model, cfg
 
 
+def _native(model, cfg, num_envs: int, device: str):
+    """``(step, backend)``: one control step of ``cfg``'s actuators run natively on MuJoCo-Warp."""
+    coll = ActuatorCollection(cfg.actuators, joint_names=TaskNative.joint_names(model), num_envs=num_envs, seed=0)
+    native = TaskNative(coll, None, model, cfg.model_xml(), "native", "gpu_throughput", "mujoco_warp")
+    be = MujocoWarpBackend(native.model, num_envs, device=device)
+    native.attach(be)
+    native.reset(None)
+    coll.target_command.position[:] = torch.as_tensor(be.joints.default_pos, dtype=coll.target_command.position.dtype)
+    engine = SubstepEngine(coll, be, cfg.physics_dt, cfg.decimation, native=native.actuators)
+
+    def step():
+        native.run(engine)
+        engine.telemetry()  # the info's telemetry, read from the engine's outputs
+    return step, be
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -58,8 +80,11 @@ def measure(task: str, num_envs: int, device: str, steps: int, repeats: int) -> 
     dec = cfg.decimation
     loop.run(2 * dec)  # compile / load kernels, capture graphs
     be.step(2, derived=False)
-    full, phys = [], []
-    for _ in range(repeats):
+    native_step, nbe = _native(model, cfg, num_envs, device)
+    for _ in range(2):
+        native_step()
+    full, phys, nat = [], [], []
+    for _ in range(repeats):  # the three side by side in every repeat
         _sync(be.device)
         t0 = time.perf_counter()
         for _ in range(steps):
@@ -70,14 +95,20 @@ def measure(task: str, num_envs: int, device: str, steps: int, repeats: int) -> 
             be.step(dec, derived=False)
         _sync(be.device)
         t2 = time.perf_counter()
+        for _ in range(steps):
+            native_step()
+        _sync(nbe.device)
+        t3 = time.perf_counter()
         full.append(t1 - t0)
         phys.append(t2 - t1)
-    f, p = statistics.median(full), statistics.median(phys)
+        nat.append(t3 - t2)
+    f, p, n = statistics.median(full), statistics.median(phys), statistics.median(nat)
     return {
         "task": task, "num_envs": num_envs, "device": str(be.device), "decimation": dec,
         "env_steps_per_s": steps * num_envs / f, "substeps_per_s": steps * dec / f,
         "physics_only_env_steps_per_s": steps * num_envs / p,
         "actuator_share": max(0.0, 1.0 - p / f), "captured": dict(loop.captured), "note": loop.note,
+        "native_env_steps_per_s": steps * num_envs / n, "native_actuator_share": max(0.0, 1.0 - p / n),
     }
 
 
@@ -115,13 +146,18 @@ def main(argv=None) -> None:
     ap.add_argument("--peer-envs", type=int, default=4096, help="mjlab env count (0: skip)")
     args = ap.parse_args(argv)
     print(f"torch {torch.__version__}, device {args.device}, {args.steps} control steps x {args.repeats} repeats (medians)")
-    print(f"{'task':10s} {'envs':>6s} {'env-steps/s':>12s} {'physics-only':>13s} {'actuator share':>15s}  captured")
+    print(f"{'task':10s} {'envs':>6s} {'actuators':>9s} {'env-steps/s':>12s} {'physics-only':>13s} "
+          f"{'actuator share':>15s} {'vs physics':>10s}  captured")
     for item in args.sizes.split(","):
         task, n = item.split(":")
         r = measure(task, int(n), args.device, args.steps, args.repeats)
         cap = ",".join(k for k, v in r["captured"].items() if v) or "none"
-        print(f"{task:10s} {r['num_envs']:6d} {r['env_steps_per_s']:12,.0f} {r['physics_only_env_steps_per_s']:13,.0f} "
-              f"{100 * r['actuator_share']:14.1f}%  {cap} ({r['note'] or 'all'})")
+        p = r["physics_only_env_steps_per_s"]
+        for kind, rate, share, note in (("explicit", r["env_steps_per_s"], r["actuator_share"], f"{cap} ({r['note'] or 'all'})"),
+                                        ("native", r["native_env_steps_per_s"], r["native_actuator_share"],
+                                         "MuJoCo-Warp's actuators (no kernels of ours)")):
+            print(f"{task:10s} {r['num_envs']:6d} {kind:>9s} {rate:12,.0f} {p:13,.0f} {100 * share:14.1f}% "
+                  f"{rate / p:9.2f}x  {note}")
     if args.peer_envs:
         print(mjlab_peer(args.peer_envs, args.device, args.steps))
 

@@ -137,3 +137,20 @@ def mix_groups(native_joint, explicit_joint, *, motor=None, remotized=None, ther
     pd = ag.RemotizedPDActuatorCfg(joint_names_expr=[explicit_joint], **r,
                                    randomization={"damping": Uniform(0.5, 1.5, operation="scale")})
     return {"shoulder": dc, "elbow": pd}
+
+
+def double_pendulum(integrator: str = "Euler") -> str:
+    """Two hinges in series (0.6 kg and 0.4 kg point masses on 0.5 m and 0.4 m rods)."""
+    return f"""<mujoco model="double_pendulum">
+  <option integrator="{integrator}"/>
+  <worldbody>
+    <body name="upper">
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <inertial pos="0 0 -0.5" mass="0.6" diaginertia="1e-4 1e-4 1e-4"/>
+      <body name="lower" pos="0 0 -0.5">
+        <joint name="elbow" type="hinge" axis="0 1 0" damping="0.01"/>
+        <inertial pos="0 0 -0.4" mass="0.4" diaginertia="1e-4 1e-4 1e-4"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""

@@ -1,6 +1,7 @@
 """MuJoCo 4.0's dcmotor extras as the native compiler writes them (:mod:`.mujoco_native`): the values
 that switch a feature on at compile time, the per-world write of the values in force, and the
-telemetry keys they add (docs/native.md, "Motor physics (native only)")."""
+telemetry keys they add (docs/native.md, "Motor physics (native only)"), and the refusal of the
+groups that need them on the explicit path."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PLACEHOLDER", "write_physics", "MOTOR_TELEMETRY"]
+from ..actuators.motor_physics import NATIVE_ONLY_FORM
+
+__all__ = ["PLACEHOLDER", "write_physics", "MOTOR_TELEMETRY", "native_only_fields", "refuse_native_only"]
 
 
 PLACEHOLDER = {"thermal": [1.0, 1.0, 0.0, 0.0, 0.0, 0.0], "inductance": [0.0, 1.0], "cogging": [1.0, 1.0, 0.0],
@@ -55,3 +58,25 @@ MOTOR_TELEMETRY: dict[str, str] = {
                      "motors with the thermal model or inductance; NaN in the other columns)",
 }
 """The ``info["actuator"]`` keys of the native motor physics (present only when a group has them)."""
+
+
+def native_only_fields(collection: Any) -> dict[str, list[str]]:
+    """``{group: fields}`` of the groups whose parts exist only in MuJoCo's native ``dcmotor`` (the
+    motor physics: thermal model, inductance, cogging, LuGre friction)."""
+    out = {}
+    for g in collection:
+        names = sorted(n for p in collection[g].parts if p.native_form == NATIVE_ONLY_FORM for n in p.native_only_fields)
+        if names:
+            out[g] = names
+    return out
+
+
+def refuse_native_only(collection: Any, owner: str, execution: str, why: str = "") -> None:
+    """``ValueError`` naming the group and the fields when a group that runs only natively would run
+    explicitly (``why``: why native is not possible either, for ``"auto"``)."""
+    for g, names in native_only_fields(collection).items():
+        raise ValueError(
+            f"{owner}: execution={execution!r}: group '{g}' sets {names}, which exist only in MuJoCo's native "
+            f"dcmotor (the explicit path has no thermal / inductance / cogging / LuGre model){why}; use "
+            "execution='native' (or 'auto'; on a batched task: backend='mujoco' or 'mujoco_warp')"
+        )

@@ -27,6 +27,9 @@ remotized limit, learned drives, user parts), the Stable-PD effort mode, engine-
 motor's integrator has other anti-windup), a max-effort clamp before the DC-motor clamp, a dead
 motor or an unlimited no-load speed (no finite ``R``).
 
+MuJoCo-Warp 4.0 (:data:`ENGINES`) has no ``pid`` gain: there a PD drive is the ``dcmotor`` controller
+(``K = R = 1``, ``Vmax = 0``) and a PID drive or ``const_effort`` is refused.
+
 Exactness: under the Euler integrator a native group gives the explicit path's trajectory to
 round-off (docs/native.md); under RK4 / implicit / implicitfast the engine re-evaluates the forces at
 every stage and integrates their velocity terms implicitly, so the numbers differ.
@@ -43,10 +46,15 @@ import numpy as np
 
 from ..actuators.motor_physics import NATIVE_ONLY_FORM
 from .mujoco_model_copy import copy_model_values
-from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, write_physics
+from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, native_only_fields, refuse_native_only, write_physics
 
 __all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "OneWorld", "native_plan",
            "copy_model_values", "native_only_fields", "refuse_native_only", "MOTOR_TELEMETRY"]
+
+ENGINES = ("mujoco", "mujoco_warp")
+"""The engines native groups compile for: MuJoCo (C, ``mj_step`` / ``mujoco.batch``) and MuJoCo-Warp 4.0,
+which has ``dcmotor`` and delays but no ``pid`` gain or dynamics: there a PD drive is the dcmotor's
+controller (:attr:`GroupPlan.dc_pd`) and a PID drive or a ``const_effort`` has no native form."""
 
 EXECUTIONS = ("explicit", "native", "auto")
 """The ``execution=`` values: the runtime's substep loop, MuJoCo's own actuators, or native where
@@ -97,10 +105,13 @@ class GroupPlan:
     delay: NativeForm | None
     physics: dict[str, NativeForm] = field(default_factory=dict)
     """The motor-physics declarations (``feature`` -> form; :mod:`~actuator_gym.actuators.motor_physics`)."""
+    dc_pd: bool = False
+    """The PD drive (no motor) runs as the ``dcmotor`` controller with ``K = R = 1`` and no voltage clip
+    (``Vmax = 0``): MuJoCo-Warp 4.0 has no ``pid`` gain (:data:`ENGINES`)."""
 
 
-def _plan_group(name: str, model: Any, cols: Sequence[int]) -> tuple[GroupPlan | None, str]:
-    """The native plan of one group, or ``(None, reason)``."""
+def _plan_group(name: str, model: Any, cols: Sequence[int], engine: str = "mujoco") -> tuple[GroupPlan | None, str]:
+    """The native plan of one group on ``engine`` (:data:`ENGINES`), or ``(None, reason)``."""
     if getattr(model, "engine_servo", False):
         return None, "it runs as MuJoCo's own position servo already (ImplicitActuatorCfg)"
     if getattr(model, "stable_pd", False):
@@ -137,13 +148,21 @@ def _plan_group(name: str, model: Any, cols: Sequence[int]) -> tuple[GroupPlan |
             return None, "velocity_limit can be +inf (no finite resistance)"
         if drives[0].bound("bias") != (0.0, 0.0):
             return None, "const_effort into a DC motor has no native form"
+    warp = engine == "mujoco_warp"
+    if warp and "ki" in drives[0].fields:
+        return None, "MuJoCo-Warp 4.0 has no pid actuator (no PID gain or dynamics type); a PID drive runs explicitly there"
+    if warp and drives[0].bound("bias") != (0.0, 0.0):
+        return None, ("const_effort has no native form on MuJoCo-Warp (its PD is the dcmotor controller, "
+                      "which has no constant term)")
     return GroupPlan(name, np.asarray(cols, dtype=np.intp), drives[0], motor,
-                     [f for f in clamps if f.kind == "forcerange"], delay, physics), ""
+                     [f for f in clamps if f.kind == "forcerange"], delay, physics, warp and motor is None), ""
 
 
-def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: str) -> dict[str, GroupPlan | None]:
-    """``{group: plan}`` (``None``: the group runs explicitly) for ``execution``; ``ValueError`` naming
-    the group and the reason when ``execution="native"`` meets a group with no exact native form.
+def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: str,
+                engine: str = "mujoco") -> dict[str, GroupPlan | None]:
+    """``{group: plan}`` (``None``: the group runs explicitly) for ``execution`` on ``engine``
+    (:data:`ENGINES`); ``ValueError`` naming the group and the reason when ``execution="native"`` meets
+    a group with no exact native form there.
 
     ``"auto"`` decides **per group**: under Euler (the only integrator under which native and explicit
     are the same law) each group with a native form runs natively and the others explicitly (a mix:
@@ -161,7 +180,7 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
         return {g: None for g in collection}
     plans, why = {}, {}
     for g in collection:
-        plans[g], why[g] = _plan_group(g, collection[g], collection.joint_ids(g))
+        plans[g], why[g] = _plan_group(g, collection[g], collection.joint_ids(g), engine)
     if execution == "native":
         for g, reason in why.items():
             if plans[g] is None:
@@ -180,28 +199,6 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
         return {g: None for g in collection}
     euler = int(model.opt.integrator) == _EULER
     return {g: plans[g] if (euler or g in only) else None for g in collection}
-
-
-def native_only_fields(collection: Any) -> dict[str, list[str]]:
-    """``{group: fields}`` of the groups whose parts exist only in MuJoCo's native ``dcmotor`` (the
-    motor physics: thermal model, inductance, cogging, LuGre friction)."""
-    out = {}
-    for g in collection:
-        names = sorted(n for p in collection[g].parts if p.native_form == NATIVE_ONLY_FORM for n in p.native_only_fields)
-        if names:
-            out[g] = names
-    return out
-
-
-def refuse_native_only(collection: Any, owner: str, execution: str, why: str = "") -> None:
-    """``ValueError`` naming the group and the fields when a group that runs only natively would run
-    explicitly (``why``: why native is not possible either, for ``"auto"``)."""
-    for g, names in native_only_fields(collection).items():
-        raise ValueError(
-            f"{owner}: execution={execution!r}: group '{g}' sets {names}, which exist only in MuJoCo's native "
-            f"dcmotor (the explicit path has no thermal / inductance / cogging / LuGre model){why}; use "
-            "execution='native' (or 'auto'; on a batched task: backend='mujoco')"
-        )
 
 
 def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:
@@ -277,7 +274,7 @@ class NativeActuators:
         a.name = f"actuator_gym/{plan.name}/{joint}"
         a.target, a.trntype = joint, mujoco.mjtTrn.mjTRN_JOINT
         a.gear[0] = 1.0
-        if plan.motor is not None:  # parameters proper are written after compiling
+        if plan.motor is not None or plan.dc_pd:  # parameters proper are written after compiling
             a.set_to_dcmotor(motorconst=[1.0, 1.0], resistance=1.0, controller=[1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
                              ctrlspec=_POS_VEL_FF, **{k: PLACEHOLDER[k] for k in plan.physics})
         else:
@@ -288,6 +285,10 @@ class NativeActuators:
                 a.dyntype, a.actearly = mujoco.mjtDyn.mjDYN_PID, True
                 a.gainprm[0] = 1.0
         a.ctrllimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        if plan.motor is not None or plan.limits:  # limited in every world (+-inf where a limit is infinite)
+            a.forcelimited, a.forcerange = mujoco.mjtLimited.mjLIMITED_TRUE, [-1.0, 1.0]
+        else:
+            a.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
         if plan.delay is not None and plan.delay.fixed["max_delay"] > 0:
             a.nsample = int(plan.delay.fixed["max_delay"])
             a.delay = (plan.delay.fixed["max_delay"] - 0.5) * spec.option.timestep
@@ -343,7 +344,9 @@ class NativeActuators:
         ``field(name)`` / ``output(name)`` give live ``(num_envs, ...)`` arrays)."""
         m, n, first = self.model, len(self.ids), self.first_actuator
         self.worlds = worlds
-        self._fields = {name: worlds.model_field(name) for name in _FIELDS}
+        self._mirrored = hasattr(worlds, "push_model_fields")
+        """Whether the worlds' arrays are host mirrors of a device (fetched fresh before writing)."""
+        self._fields = {name: worlds.model_field(name) for name in _FIELDS + (_PID_FIELDS if self._any_pid else ())}
         ctrl = worlds.field("ctrl")
         self.num_envs = N = ctrl.shape[0]
         # zero-copy views: the native actuators are the last ones, 3 controls each (pos vel ff)
@@ -354,7 +357,6 @@ class NativeActuators:
         self._length = worlds.output("actuator_length")[:, first:first + n]
         self._velocity = worlds.output("actuator_velocity")[:, first:first + n]
         self._act = worlds.field("act") if self._any_pid else None
-        self._history = worlds.field("history") if len(self.delayed) else None
         self._fresh = np.ones(N, bool)
         self._any_fresh = True
         # the commands of the last control steps (as many as the longest lag can reach back), in a
@@ -419,10 +421,13 @@ class NativeActuators:
             kp, kd = d.values("kp")[rows], d.values("kd")[rows]
             kp_all[rows, sl], kd_all[rows, sl] = kp, kd
             lim = _fl(plan.limits, plan.motor)
-            if plan.motor is not None:
-                vmax = plan.motor.values("noload")[rows]
-                r = vmax / plan.motor.values("stall")[rows]
-                r_all[rows, sl], vmax_all[rows, sl] = r, vmax
+            if plan.motor is not None or plan.dc_pd:
+                if plan.motor is not None:
+                    vmax = plan.motor.values("noload")[rows]
+                    r = vmax / plan.motor.values("stall")[rows]
+                    r_all[rows, sl], vmax_all[rows, sl] = r, vmax
+                else:  # the PD as the dcmotor's controller: K = R = 1, Vmax = 0 (no voltage clip)
+                    r, vmax = 1.0, 0.0
                 for k, v in ((0, r), (4, kp), (6, kd), (7, vmax)):
                     gain[at + (k,)] = v
                 write_physics(F, at, rows, plan.physics)
@@ -441,20 +446,19 @@ class NativeActuators:
                     F["actuator_actrange"][at + (1,)] = np.where(fin, imax, 0.0)
                 bias[at] = 0.0
                 bias[at + (0,)], bias[at + (1,)], bias[at + (2,)] = b, -kp, -kd
-            if lim is None:
-                F["actuator_forcelimited"][at] = 0
-            else:
+            if lim is not None:  # forcelimited at compile time; +-inf where the limit is infinite
                 lim = lim[rows]
                 lim_all[rows, sl] = lim
-                fin = np.isfinite(lim)
-                F["actuator_forcelimited"][at] = fin
-                F["actuator_forcerange"][at + (0,)] = np.where(fin, -lim, 0.0)
-                F["actuator_forcerange"][at + (1,)] = np.where(fin, lim, 0.0)
+                F["actuator_forcerange"][at + (0,)] = -lim
+                F["actuator_forcerange"][at + (1,)] = lim
             if plan.delay is not None and plan.delay.fixed["max_delay"] > 0:
                 lag = plan.delay.values("lag")[rows]
                 F["actuator_delay"][at] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
                 self._lag[rows, sl] = lag.astype(np.int64)
         np.multiply(vmax_all, 1.0 - 1e-9, out=self._vscreen)
+        push = getattr(self.worlds, "push_model_fields", None)  # a device backend's host mirrors (MuJoCo-Warp on CUDA)
+        if push is not None:
+            push()
 
     def reset(self, env_ids: Any = None) -> None:
         """After the reset of ``env_ids`` (None = all): their next :meth:`write_commands` fills their
@@ -467,6 +471,8 @@ class NativeActuators:
         """``ctrl`` of the native actuators from the collection's targets ``(num_envs, num_joints)``
         (collection order); the first call after an env's reset fills its delay histories with this
         command (``mj_initCtrlHistory``, as our Delay holds the oldest command since the reset)."""
+        if self._mirrored:
+            self.worlds.field("ctrl")  # current, and to be pushed (a device backend's host mirror)
         u, c = self._u, self._c  # (a slice where the columns are in order: views, no gather)
         u[:, :, 0], u[:, :, 1], u[:, :, 2] = pos[:, c], vel[:, c], eff[:, c]
         if self._any_fresh:
@@ -484,7 +490,7 @@ class NativeActuators:
         """Every delayed actuator's history of ``envs`` filled with the env's current command,
         timestamped at the substeps before the world's time: what ``mj_initCtrlHistory`` writes
         (its layout found once, :meth:`_history_template`), for all ``envs`` at once."""
-        hist, times = self._history, self.worlds.field("time")[envs]
+        hist, times = self.worlds.field("history"), self.worlds.field("time")[envs]  # current (a device's mirrors)
         block = np.multiply.outer(times, self._htime.astype(np.float64))  # the world's time on the timestamp slots
         block += self._hbase
         hist[envs[:, None], self._hidx[None, :]] = block
@@ -577,7 +583,7 @@ class NativeActuators:
         if alg.any():
             adr = self._temp_adr[alg[th]]
             g = F["actuator_gainprm"][:, ids[alg]]
-            rise = act[:, adr] - float(self.model.opt.timestep) * self.worlds.field("act_dot")[:, adr]
+            rise = act[:, adr] - float(self.model.opt.timestep) * self.worlds.output("act_dot")[:, adr]
             r_t = g[..., 0] * (1.0 + g[..., 2] * (rise + F["actuator_dynprm"][:, ids[alg], 4] - g[..., 3]))
             qd = self._velocity[:, alg]
             v = np.clip(g[..., 0] * self._tmp[0][:, alg] + qd, -g[..., 7], g[..., 7])
@@ -586,6 +592,10 @@ class NativeActuators:
         return out
 
 
-_FIELDS = ("actuator_gainprm", "actuator_biasprm", "actuator_dynprm", "actuator_forcerange", "actuator_forcelimited",
-           "actuator_actrange", "actuator_actlimited", "actuator_delay")
-"""The model fields the native groups write per world (``Batch.expand`` on a batch)."""
+_FIELDS = ("actuator_gainprm", "actuator_biasprm", "actuator_dynprm", "actuator_forcerange", "actuator_delay")
+"""The model fields the native groups write per world (``Batch.expand`` on a batch; MuJoCo-Warp batches
+them too). ``forcelimited`` is not among them (MuJoCo-Warp keeps it per model): it is set at compile
+time for the actuators with a limit, whose infinite limits are written as ``forcerange = +-inf``."""
+
+_PID_FIELDS = ("actuator_actrange", "actuator_actlimited")
+"""The PID groups' integrator limits, per world (MuJoCo only: MuJoCo-Warp has no PID)."""

@@ -25,6 +25,13 @@ model field (the first ``model_field(name)`` call) drops the graph, which is re-
 
 Randomization: ``model_field(name)`` replaces the engine's shared ``(1, ...)`` array of that field
 by a per-world ``(num_envs, ...)`` copy (MuJoCo-Warp indexes model fields by ``world % rows``).
+
+Native execution (``execution="native"``, docs/native.md): the task's groups compiled into MuJoCo
+actuators of the model run in MuJoCo-Warp's own actuator kernels; the compiler
+(:class:`~actuator_gym.backends.mujoco_native.NativeActuators`) writes their per-world values through
+``model_field``, their controls and delay histories through ``field("ctrl")`` / ``field("history")``,
+and reads the last substep's ``output("actuator_force")`` (no derived pass; :meth:`refresh_derived`
+after it), as on the CPU batch.
 """
 
 from __future__ import annotations
@@ -42,6 +49,12 @@ from .mujoco import joint_info
 from .warp_common import WarpBackend
 
 __all__ = ["MujocoWarpBackend"]
+
+_STATE = frozenset(("qpos", "qvel", "act", "time", "ctrl", "history", "qfrc_applied", "xfrc_applied"))
+"""``mjw.Data`` fields that are state (binding one asks for no derived pass)."""
+_HOST_INPUTS = ("xfrc_applied", "ctrl", "history")
+"""State the host writes through its mirrors (on CUDA pushed before every ``step`` when fetched since the
+last one: a mirror not fetched again is stale and would overwrite the device's newer values)."""
 
 
 def _import_mjw():
@@ -85,6 +98,7 @@ class MujocoWarpBackend(WarpBackend):
         self._derived: set[str] = set()
         self._model_fields: dict[str, HostArray] = {}
         self._torch: dict[str, torch.Tensor] = {}
+        self._outputs: set[str] = set()
         self.reset_envs(None)
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -142,27 +156,53 @@ class MujocoWarpBackend(WarpBackend):
         ``derived=True`` recomputes the position and velocity stages at the new state when a
         derived field was requested (as the CPU backend)."""
         mjw = self.mjw
-        if self._cuda:
-            h = self._host.get("xfrc_applied")
-            if h is not None:
-                h.push()
+        if self._cuda:  # the host-written inputs to the device
+            for name in _HOST_INPUTS:
+                h = self._host.get(name)
+                if h is not None and not h.stale:  # read (pulled) since the last step: maybe written
+                    h.push()
         with self._scope():
             self._run_substeps(nstep, graph)
             if derived and self._derived:
                 mjw.fwd_position(self.m, self.d)
                 mjw.fwd_velocity(self.m, self.d)
         self._mark_stale()
+        for name in self._outputs:  # CUDA: the mirrors output() handed out, current again (held by the caller)
+            self._host[name].pull()
 
     # -- state access ------------------------------------------------------------------------------
     def field(self, name: str) -> np.ndarray:
-        """A ``(num_envs, ...)`` numpy view (CPU) / host mirror (CUDA) of an ``mjw.Data`` field."""
-        if name not in self._host and name not in ("qpos", "qvel", "act", "time", "ctrl", "qfrc_applied", "xfrc_applied"):
+        """A ``(num_envs, ...)`` numpy view (CPU) / host mirror (CUDA) of an ``mjw.Data`` field. State
+        fields (``qpos``, ``ctrl``, ``history``, ...) are writable: on CUDA ``ctrl``, ``history`` and
+        ``xfrc_applied`` are pushed before every ``step``; other fields are derived and make every
+        ``step(derived=True)`` recompute the position and velocity stages."""
+        if name not in self._host and name not in _STATE:
             self._derived.add(name)
             with self._scope():
                 self.mjw.fwd_position(self.m, self.d)
                 self.mjw.fwd_velocity(self.m, self.d)
             self._mark_stale()
         return self._hostview(name)
+
+    def output(self, name: str) -> np.ndarray:
+        """A ``(num_envs, ...)`` numpy view (CPU) / host mirror (CUDA, pulled after every ``step``) of an
+        output every substep computes (``actuator_force``, ``actuator_length``, ``actuator_velocity``,
+        ``act_dot``): the **last substep's** values after a ``step(derived=False)``, as on
+        :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`; asks for no derived pass
+        (native execution reads the actuators' outputs this way, then calls :meth:`refresh_derived`)."""
+        h = self._hostview(name)
+        if self._cuda:
+            self._outputs.add(name)
+        return h
+
+    def refresh_derived(self) -> None:
+        """Make the fields bound through :meth:`field` describe the current state (after a
+        ``step(derived=False)``); nothing when none is bound. Read :meth:`output` views first."""
+        if self._derived:
+            with self._scope():
+                self.mjw.fwd_position(self.m, self.d)
+                self.mjw.fwd_velocity(self.m, self.d)
+            self._mark_stale()
 
     def _model_array(self, name: str):
         owner, attr = (self.m.opt, name[4:]) if name.startswith("opt.") else (self.m, name)

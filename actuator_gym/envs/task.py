@@ -151,8 +151,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"`` (``docs/backends.md``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
             state and the actuator collection live.
-        execution: ``"explicit"`` (default), ``"native"`` (the groups as MuJoCo's own actuators; backend
-            ``"mujoco"``) or ``"auto"`` (per group, native where exact: Euler); ``task.execution`` says which runs
+        execution: ``"explicit"`` (default), ``"native"`` (the groups as MuJoCo's own actuators; backends
+            ``"mujoco"``, ``"mujoco_warp"``) or ``"auto"`` (per group, native where exact: Euler); ``task.execution`` says which runs
             (``"mixed"``: some groups of each) and ``task.group_execution`` per group (docs/native.md).
         **overrides: ``TaskCfg`` field values replacing those of ``cfg``.
     """
@@ -212,16 +212,16 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.dt = self.physics_dt * self.decimation
         self.max_episode_steps = episode_limit(cfg.episode_length_s, self.dt, max_episode_steps, owner)
         self.native = early = None  # the native side (envs.task_execution.TaskNative), when not explicit
-        if self.execution != "explicit":  # backend "mujoco": the groups first, compiled into the batch's model
+        if self.execution != "explicit":  # the groups first, compiled into the backend's model
             early = self._joint_collection(joint_cfgs, seeds, TaskNative.joint_names(self.model), torch.device("cpu"))
-            native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner)
+            native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner, backend)
             self.native, self.execution, self.model = (native if native.active else None), native.execution, native.model
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
         if self.native is not None:
             self.native.attach(self.backend)
         self.backend_name = backend
         self.device = self.backend.device
-        self._on_device = self.device.type != "cpu"  # CUDA: collection on the GPU, host mirrors for numpy
+        self._on_device = self.device.type != "cpu" and self.native is None  # CUDA: collection on the GPU
         self.joint_names = self.backend.joint_names
         self.collection = early if early is not None else self._joint_collection(joint_cfgs, seeds, self.joint_names, self.device)
         refuse_native_only(self.collection, self.execution, owner)  # DC-motor extras that run natively only
@@ -552,7 +552,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             fr.apply(ids, self._field_streams)
         if any(fr.needs_const for fr in self._field_rands):
             self.backend.set_const(ids)
-        self.actuators.reset(torch.from_numpy(ids).to(self.device))
+        self.actuators.reset(torch.from_numpy(ids).to(self.device if self.native is None else "cpu"))
         state = self.sample_reset(ids, self.streams.for_envs(ids)) or {}
         unknown = set(state) - {"qpos", "qvel", "act"}
         if unknown:

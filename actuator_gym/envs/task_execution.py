@@ -8,7 +8,11 @@ execution=...)``, ``BatchedTask(execution=...)``), docs/native.md:
   written into its world's model fields (``mujoco.batch.Batch.expand``: ``gainprm``, ``biasprm``,
   ``forcerange``, ``actrange``, ``actuator_delay``) at every reset and parameter change; each reset
   env's delay history is filled with its first command; a control step is one
-  ``Batch.step(nstep=decimation)`` call for every world. Backend ``"mujoco"`` only.
+  ``Batch.step(nstep=decimation)`` call for every world. Backends ``"mujoco"`` and ``"mujoco_warp"``
+  (the same compiled model on MuJoCo-Warp: the same fields batched per world, one
+  ``step(nstep=decimation)`` of every world, no actuator kernels of ours; PD drives there are the
+  ``dcmotor``'s controller, MuJoCo-Warp 4.0 having no ``pid`` gain, and PID drives / ``const_effort``
+  have no native form).
 * ``"auto"``: **per group**, as on the wrapper
   (:func:`~actuator_gym.backends.mujoco_native.native_plan`): under Euler each group with an exact
   native form is compiled into MuJoCo actuators and the others run explicitly beside them (a mix:
@@ -16,7 +20,7 @@ execution=...)``, ``BatchedTask(execution=...)``), docs/native.md:
   extras run natively. A mix runs the engine's per-substep loop (``SubstepEngine.mixed``): the
   explicit groups' efforts into ``qfrc_applied`` (zero on the native joints) and one
   ``Batch.step(nstep=1, derived=False)`` per substep; the native groups' controls are written once
-  per control step. On the other backends ``"auto"`` is explicit.
+  per control step. On Newton ``"auto"`` is explicit.
 
 :class:`TaskNative` is the task's native side; the task calls it at construction, reset, parameter
 change and step.
@@ -33,18 +37,21 @@ __all__ = ["task_execution", "TaskNative", "group_execution"]
 _VALUES = ("explicit", "native", "auto")
 
 
+NATIVE_BACKENDS = ("mujoco", "mujoco_warp")
+"""The batched backends with native execution (MuJoCo's actuators in ``mujoco.batch`` / MuJoCo-Warp)."""
+
+
 def task_execution(execution: Any, backend: Any, owner: str) -> str:
     """The requested ``execution=`` checked against the backend: ``"explicit"``, ``"native"`` or
-    ``"auto"`` (``"auto"`` on a backend other than ``"mujoco"`` is ``"explicit"``); ``"native"`` on
-    another backend is a ``ValueError``."""
+    ``"auto"`` (``"auto"`` on a backend without native execution, Newton, is ``"explicit"``);
+    ``"native"`` there is a ``ValueError``."""
     if execution not in _VALUES:
         raise ValueError(f"{owner}: execution must be one of {_VALUES}, got {execution!r}")
-    if backend != "mujoco" and execution != "explicit":
+    if backend not in NATIVE_BACKENDS and execution != "explicit":
         if execution == "native":
             raise ValueError(
-                f"{owner}: execution='native' runs on backend='mujoco' (mujoco.batch) only; backend={backend!r} "
-                "has no native execution yet (MuJoCo-Warp: not yet; Newton: no MuJoCo actuators); use "
-                "execution='explicit' or 'auto' (explicit there)"
+                f"{owner}: execution='native' runs on backend 'mujoco' (mujoco.batch) or 'mujoco_warp' only; "
+                f"backend={backend!r} has no MuJoCo actuators; use execution='explicit' or 'auto' (explicit there)"
             )
         return "explicit"
     return execution
@@ -60,6 +67,8 @@ class TaskNative:
         xml: the task's MJCF (recompiled with the native actuators).
         execution: ``"native"`` or ``"auto"``.
         owner: the task's name, for messages.
+        backend: ``"mujoco"`` or ``"mujoco_warp"`` (the engine the groups compile for: on MuJoCo-Warp a
+            PID drive or a ``const_effort`` has no native form, ``"auto"`` runs such a group explicitly).
 
     ``active`` is False where ``"auto"`` runs every group explicitly (then :attr:`model` is the
     task's own); otherwise :attr:`model` is the model with the native actuators (the task builds its
@@ -68,7 +77,8 @@ class TaskNative:
     groups run explicitly beside them; :attr:`plans` says which (``None``: explicit).
     """
 
-    def __init__(self, collection: Any, rotor_groups: Any, model: Any, xml: str, execution: str, owner: str):
+    def __init__(self, collection: Any, rotor_groups: Any, model: Any, xml: str, execution: str, owner: str,
+                 backend: str = "mujoco"):
         import mujoco
 
         from ..backends.mujoco_native import NativeActuators, copy_model_values, native_plan
@@ -81,7 +91,7 @@ class TaskNative:
             return
         if collection is None:
             return
-        self.plans = native_plan(collection, model, execution, owner)  # per group ("auto": Euler, native-only extras)
+        self.plans = native_plan(collection, model, execution, owner, backend)  # per group ("auto": Euler, native-only extras)
         native = {g: p for g, p in self.plans.items() if p is not None}
         self.active = bool(native)
         if not self.active:
@@ -105,7 +115,8 @@ class TaskNative:
     ``(num_envs, num_joints)``; empty when no group has the thermal model or inductance)."""
 
     def attach(self, backend: Any) -> None:
-        """Run in ``backend``'s worlds (a :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`)."""
+        """Run in ``backend``'s worlds (a :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend` or a
+        :class:`~actuator_gym.backends.mujoco_warp.MujocoWarpBackend`)."""
         self.backend = backend
         self.actuators.attach(backend)
         self.motor_telemetry = self.actuators.motor_telemetry()  # the same keys from the first info on

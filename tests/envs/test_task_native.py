@@ -153,8 +153,8 @@ def test_auto_and_refusals():
     with pytest.raises(ValueError, match="group 'pendulum'.*ClampingPositionBased"):
         PendulumTask(num_envs=1, execution="native", actuators={"pendulum": ag.RemotizedPDActuatorCfg(
             joint_names_expr=["hinge"], stiffness=10.0, damping=1.0, max_delay=0, joint_parameter_lookup=[[-3.0, 1.0, 4.0], [3.0, 1.0, 4.0]])})
-    with pytest.raises(ValueError, match="execution='native' runs on backend='mujoco'.*mujoco_warp"):
-        PendulumTask(num_envs=1, execution="native", backend="mujoco_warp")
+    with pytest.raises(ValueError, match="execution='native' runs on backend 'mujoco'.*'mujoco_warp' only; backend='newton'"):
+        PendulumTask(num_envs=1, execution="native", backend="newton")
     with pytest.raises(ValueError, match="execution must be one of"):
         PendulumTask(num_envs=1, execution="Native")
     with pytest.raises(ValueError, match="rotor group"):

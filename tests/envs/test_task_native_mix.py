@@ -11,27 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import mix_groups
+from conftest import double_pendulum, mix_groups
 from actuator_gym.envs.pendulum import PendulumTask
 
 N = 4
-
-
-def double_pendulum(integrator: str = "Euler") -> str:
-    """Two hinges in series (0.6 kg and 0.4 kg point masses on 0.5 m and 0.4 m rods)."""
-    return f"""<mujoco model="double_pendulum">
-  <option integrator="{integrator}"/>
-  <worldbody>
-    <body name="upper">
-      <joint name="hinge" type="hinge" axis="0 1 0"/>
-      <inertial pos="0 0 -0.5" mass="0.6" diaginertia="1e-4 1e-4 1e-4"/>
-      <body name="lower" pos="0 0 -0.5">
-        <joint name="elbow" type="hinge" axis="0 1 0" damping="0.01"/>
-        <inertial pos="0 0 -0.4" mass="0.4" diaginertia="1e-4 1e-4 1e-4"/>
-      </body>
-    </body>
-  </worldbody>
-</mujoco>"""
 
 
 class DoublePendulum64(PendulumTask):
