@@ -5,6 +5,7 @@
     actuator-gym sweep PARAM               one actuator parameter swept on the pendulum
     actuator-gym rollout --task ID ...     run a task with a preset and a random/zero/saved policy
     actuator-gym train --task ID ...       PPO (Stable-Baselines3) with a learning curve and a saved policy
+                                           (--engine ray: Ray RLlib env runners and learners)
     actuator-gym fit DATA ...              train an actuator network from logged data and export it
 
 Every error ends in one line ``actuator-gym: error: ...`` and exit status 2 (``--debug`` shows the
@@ -285,6 +286,9 @@ def cmd_train(args) -> int:
 
     exp = _experiment(args)
     task, actuators, kwargs, seed = _task_from_args(args, exp)
+    engine = args.engine or getattr(exp, "engine", None) or "sb3"
+    if engine == "ray":
+        return _train_ray(args, exp, task, actuators, kwargs, seed)
     settings = dict(configs.TRAIN_KEYS)
     if exp is not None:
         settings.update(exp.train)
@@ -298,6 +302,27 @@ def cmd_train(args) -> int:
         print(f"  after {s:>8} steps: mean eval return {r:.2f}")
     print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
     print(f"Training log (progress.csv, TensorBoard; actuator statistics under Episode_Actuator/): {report['log_dir']}")
+    return 0
+
+
+def _train_ray(args, exp, task, actuators, kwargs, seed) -> int:
+    """``train --engine ray``: the experiment's training settings mapped to RLlib's, then the options."""
+    from .ray_engine import settings_from_train, train_ray
+
+    settings = settings_from_train(exp.train if exp is not None else {})
+    for key, opt in (("env_runners", "env_runners"), ("envs_per_runner", "envs_per_runner"), ("learners", "learners"),
+                     ("address", "address"), ("total_timesteps", "total_timesteps"), ("eval_every", "eval_every")):
+        if getattr(args, opt) is not None:
+            settings[key] = getattr(args, opt)
+    out = Path(args.out) / "train"
+    report = train_ray(task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
+    print(f"PPO (Ray RLlib) on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s, "
+          f"{len(report['env_runners'])} env runners x {report['envs_per_runner']} worlds, {report['learners']} learner(s)")
+    for r in report["env_runners"]:
+        print(f"  env runner {r['index']}: pid {r['pid']} on {r['host']}, world seeds {r['world_seeds'][0]}..{r['world_seeds'][-1]}")
+    for s, r in report["curve"]:
+        print(f"  after {s:>8} steps: mean eval return {r:.2f}")
+    print(f"Saved policy to {out}/policy.json + policy.pt; summary in {out}/summary.json")
     return 0
 
 
@@ -442,12 +467,32 @@ def build_parser() -> argparse.ArgumentParser:
             r.add_argument("--eval-every", type=_int_at_least(1), default=None, metavar="N",
                            help=f"env steps between deterministic evaluations, >= 1 (default: the experiment's, "
                                 f"else {configs_default('eval_every')})")
+            _add_ray_options(r)
             r.set_defaults(func=cmd_train)
 
     f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
     f.add_argument("fit_args", nargs=argparse.REMAINDER)
     f.set_defaults(func=cmd_fit)
     return p
+
+
+ENGINE_CHOICES = ("sb3", "ray")
+"""The ``train --engine`` values (the experiment's ``engine:`` key otherwise; default ``sb3``)."""
+
+
+def _add_ray_options(r: argparse.ArgumentParser) -> None:
+    """``train``'s ``--engine`` and the Ray RLlib options (docs/distributed.md)."""
+    r.add_argument("--engine", choices=ENGINE_CHOICES, default=None,
+                   help="training engine: sb3 (one machine, default) | ray (Ray RLlib env runners and learners)")
+    g = r.add_argument_group("Ray RLlib (--engine ray)")
+    g.add_argument("--env-runners", type=_int_at_least(1), default=None, metavar="K",
+                   help="env runner actors (processes, spread over the cluster's nodes), >= 1 (default: 2)")
+    g.add_argument("--envs-per-runner", type=_int_at_least(1), default=None, metavar="N",
+                   help="worlds each env runner steps in one batched env, >= 1 (default: the experiment's num_envs, else 8)")
+    g.add_argument("--learners", type=_int_at_least(0), default=None, metavar="L",
+                   help="learner actors (torch DDP between them; 0: learn in this process), >= 0 (default: 0)")
+    g.add_argument("--address", default=None, metavar="ADDR",
+                   help="an existing Ray cluster ('auto', 'host:6379', 'ray://host:10001'); default: start a local one")
 
 
 def configs_default(key: str):

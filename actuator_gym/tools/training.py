@@ -24,7 +24,7 @@ import torch
 
 from .._safe_io import parse_json_object, read_bytes
 
-__all__ = ["SavedPolicy", "train_ppo", "make_env", "make_vec_env", "evaluate"]
+__all__ = ["SavedPolicy", "save_policy", "train_ppo", "make_env", "make_vec_env", "evaluate", "write_learning_curve"]
 
 _ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 SB3_MODEL_FILE = "sb3_model.zip"
@@ -178,28 +178,51 @@ class SavedPolicy:
         return np.clip(a, self.low, self.high)
 
 
-def save_sb3_policy(model: Any, folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch) -> None:
-    """Write an SB3 ``ActorCriticPolicy``'s deterministic actor in the safe format."""
-    sd = model.policy.state_dict()
-    state = {}
-    for k, v in sd.items():
-        if k.startswith("mlp_extractor.policy_net."):
-            state["policy_net." + k[len("mlp_extractor.policy_net."):]] = v.detach().clone()
-        elif k.startswith("action_net."):
-            state[k] = v.detach().clone()
+def save_policy(
+    folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch, activation: str,
+    state: Mapping[str, torch.Tensor],
+) -> SavedPolicy:
+    """Write an actor in the safe format: ``state`` holds ``policy_net.<i>.*`` (the hidden layers,
+    ``Linear`` at even ``i``) and ``action_net.*``. The files are checked by loading them back
+    (every engine's saver ends here); returns the loaded :class:`SavedPolicy`."""
     meta = {
         "format": POLICY_FORMAT,
         "task": task,
         "obs_dim": int(np.prod(obs_space.shape)),
         "act_dim": int(np.prod(act_space.shape)),
-        "net_arch": list(net_arch),
-        "activation": "tanh",
+        "net_arch": [int(w) for w in net_arch],
+        "activation": activation,
         "action_low": act_space.low.tolist(),
         "action_high": act_space.high.tolist(),
     }
+    state = {k: v.detach().to("cpu").clone().contiguous() for k, v in state.items()}
+    policy = SavedPolicy(meta, state)  # the checks of load, before anything is written
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "policy.json").write_text(json.dumps(meta, indent=1))
     torch.save(state, folder / "policy.pt")
+    return policy
+
+
+def write_learning_curve(folder: Path, curve: list[tuple[int, float]], title: str) -> None:
+    """``learning_curve.csv`` (``timesteps,mean_eval_return``) and ``learning_curve.png``."""
+    from . import plots
+
+    with open(folder / "learning_curve.csv", "w") as f:
+        f.write("timesteps,mean_eval_return\n")
+        for s, r in curve:
+            f.write(f"{s},{r:.6f}\n")
+    plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], folder / "learning_curve.png", title)
+
+
+def save_sb3_policy(model: Any, folder: Path, task: str, obs_space: gym.spaces.Box, act_space: gym.spaces.Box, net_arch) -> SavedPolicy:
+    """Write an SB3 ``ActorCriticPolicy``'s deterministic actor in the safe format."""
+    state = {}
+    for k, v in model.policy.state_dict().items():
+        if k.startswith("mlp_extractor.policy_net."):
+            state["policy_net." + k[len("mlp_extractor.policy_net."):]] = v
+        elif k.startswith("action_net."):
+            state[k] = v
+    return save_policy(folder, task, obs_space, act_space, net_arch, "tanh", state)
 
 
 def evaluate(policy: Callable[[np.ndarray], np.ndarray], env: gym.Env, episodes: int, seed: int) -> float:
@@ -252,7 +275,6 @@ def train_ppo(
     from stable_baselines3.common.logger import configure
 
     from ..adapters import ActuatorStatsCallback, sb3
-    from . import plots
 
     if algo != "ppo":
         raise ValueError(f"train: algo must be 'ppo', got {algo!r}")
@@ -309,11 +331,7 @@ def train_ppo(
     wall = time.perf_counter() - t0
     save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
     model.save(out / SB3_MODEL_FILE)  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
-    with open(out / "learning_curve.csv", "w") as f:
-        f.write("timesteps,mean_eval_return\n")
-        for s, r in curve:
-            f.write(f"{s},{r:.6f}\n")
-    plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], out / "learning_curve.png", f"PPO on {task}")
+    write_learning_curve(out, curve, f"PPO on {task}")
     venv.close()
     eval_env.close()
     return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out),
