@@ -148,7 +148,8 @@ def rllib_actor_state(state: Mapping[str, Any], net_arch, act_dim: int) -> dict[
     Gaussian's mean; the rest is its log std) of the ``pi`` head as ``action_net``. ``state``: a learner
     module's state (``encoder.actor_encoder.*``) or an inference-only one (``encoder.encoder.*``).
     ``ValueError`` naming the missing or misshaped tensor."""
-    t = {k: torch.as_tensor(np.array(v, dtype=np.float32)) for k, v in state.items()}
+    t = {k: (v.detach().to("cpu", torch.float32) if isinstance(v, torch.Tensor) else torch.tensor(np.asarray(v), dtype=torch.float32))
+         for k, v in state.items()}
     prefix = next((p for p in ("encoder.actor_encoder.net.mlp.", "encoder.encoder.net.mlp.") if p + "0.weight" in t), None)
     if prefix is None:
         raise ValueError(f"RLlib module state: no actor encoder (encoder.actor_encoder.net.mlp.0.weight); keys: {sorted(t)[:8]}")
