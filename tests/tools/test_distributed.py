@@ -136,3 +136,31 @@ def test_two_ranks_on_gloo_build_their_own_envs_with_rank_offset_seeds(tmp_path)
     want, _ = whole.reset(seed=seed)
     np.testing.assert_array_equal(got["obs"], np.asarray(want, dtype=np.float64))  # the ranks = one batch of 2n
     whole.close()
+
+
+EXPERIMENT = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "ray_pendulum_short.yaml"
+
+
+def test_torchrun_launcher_one_process_on_cpu(tmp_path, monkeypatch):
+    """The torchrun entry point without torchrun: one rank on the CPU, rsl_rl's runner, rank 0's files."""
+    import json
+
+    from actuator_gym.tools.torchrun_train import main as torchrun_main
+
+    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    assert torchrun_main(["--experiment", str(EXPERIMENT), "--device", "cpu", "--iterations", "1", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["engine"] == "rsl_rl-torchrun" and summary["world_size"] == 1 and summary["iterations"] == 1
+    assert summary["timesteps"] == 16 * 32  # num_envs x n_steps of the experiment, one rank
+    (rank,) = summary["ranks"]
+    assert rank["rank"] == 0 and rank["device"] == "cpu" and rank["pid"] == os.getpid()
+    assert rank["world_seeds"] == list(range(7, 23))  # the experiment's seed 7, 16 worlds
+    assert (tmp_path / "model.pt").is_file()
+    # several ranks on the CPU: rsl_rl's distributed mode is NCCL-only -> a clear refusal, nothing written
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    with pytest.raises(SystemExit, match="needs CUDA"):
+        torchrun_main(["--experiment", str(EXPERIMENT), "--device", "cpu", "--out", str(tmp_path / "two")])
+    assert not (tmp_path / "two").exists()
