@@ -20,7 +20,9 @@ Outputs in ``out_dir`` (as every engine): ``policy.json`` + ``policy.pt`` (the d
 the safe format: ``action = clip(mean)``, RLlib's actor encoder as ``policy_net`` and the mean half of
 its ``pi`` head as ``action_net``), ``learning_curve.csv`` / ``.png`` (deterministic evaluations on a
 single env, as the SB3 engine does), ``progress.csv`` (one row per RLlib iteration: timesteps,
-RLlib's ``episode_return_mean``, samples/s, the actuator statistics) and ``summary.json``.
+RLlib's ``episode_return_mean``, samples/s of the iteration, the actuator statistics) and
+``summary.json`` (docs/distributed.md: engine ``"ray"``, each env runner's pid, host, world seeds and
+env-step time; samples/s = env steps / wall time of the ``train()`` calls, sampling and learning).
 """
 
 from __future__ import annotations
@@ -229,7 +231,8 @@ def _runner_report(runner) -> dict[str, Any]:
 
     worlds = find_runner_worlds(runner.env)
     return {"index": worlds.runner_index, "worker_index": int(runner.worker_index), "pid": _os.getpid(),
-            "host": _socket.gethostname(), "world_seeds": worlds.world_seeds}
+            "host": _socket.gethostname(), "world_seeds": worlds.world_seeds, "env_steps": worlds.env_steps,
+            "env_step_s": worlds.step_seconds}
 
 
 def train_ray(
@@ -287,7 +290,7 @@ def train_ray(
         eval_seed = seed + 1000
         curve = [(0, evaluate(policy_of(current_policy()), eval_env, s["eval_episodes"], eval_seed))]
         rows: list[dict[str, Any]] = []
-        steps, next_eval, sample_s, train_s = 0, s["eval_every"], 0.0, 0.0
+        steps, next_eval, train_s = 0, s["eval_every"], 0.0
         bar = tqdm(total=iterations * per_iter, desc=f"RLlib PPO {task}", unit="step", leave=False,
                    disable=not (progress and sys.stderr.isatty()))
         for it in range(iterations):
@@ -298,11 +301,9 @@ def train_ray(
             new_steps = int(result["num_env_steps_sampled_lifetime"])
             sampled = new_steps - steps
             steps = new_steps
-            sampling = float(result.get("timers", {}).get("env_runner_sampling_timer", dt)) or dt
-            sample_s += sampling
             er = result.get("env_runners", {})
             row = {"iteration": it + 1, "timesteps": steps, "episode_return_mean": er.get("episode_return_mean", float("nan")),
-                   "samples_per_s": sampled / sampling, "iteration_s": dt}
+                   "samples_per_s": sampled / dt, "iteration_s": dt}
             row.update({k: float(v) for k, v in er.items() if k.startswith("Episode_Actuator/")})
             rows.append(row)
             bar.update(sampled)
@@ -313,6 +314,10 @@ def train_ray(
                 bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
         bar.close()
         wall = time.perf_counter() - t0
+        ends = {r["index"]: r for r in algo.env_runner_group.foreach_env_runner(_runner_report, local_env_runner=False)}
+        for r in runners:  # what each runner stepped: env steps, and the time its batched env took for them
+            r["env_steps"], r["env_step_s"] = ends[r["index"]]["env_steps"], ends[r["index"]]["env_step_s"]
+            r["env_step_samples_per_s"] = r["env_steps"] / r["env_step_s"] if r["env_step_s"] > 0 else float("nan")
         save_policy(out, task, obs_space, act_space, s["net_arch"], s["activation"], current_policy())
     finally:
         if algo is not None:
@@ -326,7 +331,7 @@ def train_ray(
         w = csv.DictWriter(f, fieldnames=keys, restval="")
         w.writeheader()
         w.writerows(rows)
-    samples_per_s = steps / sample_s if sample_s > 0 else float("nan")
+    samples_per_s = steps / train_s
     summary = {
         "engine": "ray", "task": task, "seed": int(seed), "timesteps": int(steps), "wall_s": wall,
         "final_eval_return": float(curve[-1][1]), "iterations": iterations, "build_s": build_s,

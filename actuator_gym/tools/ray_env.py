@@ -19,6 +19,7 @@ the worlds of one ``make_vec(task, num_envs=K*N).reset(seed=seed)``, actuator ra
 
 from __future__ import annotations
 
+import time
 from typing import Any, Mapping
 
 import gymnasium as gym
@@ -45,6 +46,10 @@ class RunnerWorlds(gym.vector.VectorWrapper):
         self.run_seed = int(base_seed if run_seed is None else run_seed)
         """The run's seed: :meth:`assign` derives the block from it."""
         self._seeded = False
+        self.env_steps = 0
+        """Env steps taken (summed over the worlds)."""
+        self.step_seconds = 0.0
+        """Wall time [s] spent in ``step`` (the batched physics and actuators, not the policy)."""
 
     def assign(self, runner_index: int) -> None:
         """Make this the env of process ``runner_index``: :attr:`base_seed` = ``block_seed(run_seed,
@@ -57,6 +62,13 @@ class RunnerWorlds(gym.vector.VectorWrapper):
     def world_seeds(self) -> list[int]:
         """The seed of each of this runner's worlds, in env order."""
         return [self.base_seed + i for i in range(self.num_envs)]
+
+    def step(self, actions: Any):
+        t = time.perf_counter()
+        out = self.env.step(actions)
+        self.step_seconds += time.perf_counter() - t
+        self.env_steps += self.num_envs
+        return out
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None):
         if seed is not None or not self._seeded:

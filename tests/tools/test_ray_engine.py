@@ -66,6 +66,8 @@ def test_ray_env_runners_are_separate_processes_with_disjoint_world_seeds(ray_ru
     # seed 7, 16 worlds each: runner 0 -> 7..22, runner 1 -> 23..38 (distributed.block_seed)
     assert runners[0]["world_seeds"] == list(range(7, 23))
     assert runners[1]["world_seeds"] == list(range(23, 39))
+    # each runner stepped its own batched env: at least its 3 x 16 x 32 counted steps (+ the NEXT_STEP reset steps)
+    assert all(r["env_steps"] >= 3 * 16 * 32 and r["env_step_samples_per_s"] > 0 for r in runners)
 
 
 def test_ray_actuator_statistics_reach_rllib_metrics(ray_run):
