@@ -289,6 +289,10 @@ def cmd_train(args) -> int:
     engine = args.engine or getattr(exp, "engine", None) or "sb3"
     if engine == "ray":
         return _train_ray(args, exp, task, actuators, kwargs, seed)
+    ray_only = [f"--{k.replace('_', '-')}" for k in ("env_runners", "envs_per_runner", "learners", "address")
+                if getattr(args, k) is not None]
+    if ray_only:
+        raise CliError(f"{', '.join(ray_only)}: only with --engine ray (this run's engine: {engine})")
     settings = dict(configs.TRAIN_KEYS)
     if exp is not None:
         settings.update(exp.train)

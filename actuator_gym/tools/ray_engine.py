@@ -278,7 +278,7 @@ def train_ray(
         runners = sorted(algo.env_runner_group.foreach_env_runner(_runner_report, local_env_runner=False),
                          key=lambda r: r["index"])
 
-        def current_policy() -> SavedPolicy:
+        def actor_state() -> dict[str, torch.Tensor]:  # the learners' current actor (the authoritative weights)
             weights = algo.learner_group.get_weights(module_ids=[DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
             return rllib_actor_state(weights, s["net_arch"], act_dim)
 
@@ -288,7 +288,7 @@ def train_ray(
             return SavedPolicy(meta, state)
 
         eval_seed = seed + 1000
-        curve = [(0, evaluate(policy_of(current_policy()), eval_env, s["eval_episodes"], eval_seed))]
+        curve = [(0, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed))]
         rows: list[dict[str, Any]] = []
         steps, next_eval, train_s = 0, s["eval_every"], 0.0
         bar = tqdm(total=iterations * per_iter, desc=f"RLlib PPO {task}", unit="step", leave=False,
@@ -310,7 +310,7 @@ def train_ray(
             if steps >= next_eval or it == iterations - 1:
                 while next_eval <= steps:
                     next_eval += s["eval_every"]
-                curve.append((steps, evaluate(policy_of(current_policy()), eval_env, s["eval_episodes"], eval_seed)))
+                curve.append((steps, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed)))
                 bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
         bar.close()
         wall = time.perf_counter() - t0
@@ -318,7 +318,7 @@ def train_ray(
         for r in runners:  # what each runner stepped: env steps, and the time its batched env took for them
             r["env_steps"], r["env_step_s"] = ends[r["index"]]["env_steps"], ends[r["index"]]["env_step_s"]
             r["env_step_samples_per_s"] = r["env_steps"] / r["env_step_s"] if r["env_step_s"] > 0 else float("nan")
-        save_policy(out, task, obs_space, act_space, s["net_arch"], s["activation"], current_policy())
+        save_policy(out, task, obs_space, act_space, s["net_arch"], s["activation"], actor_state())
     finally:
         if algo is not None:
             algo.stop()

@@ -162,6 +162,8 @@ def test_ray_bad_options_fail_before_ray_starts(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["train", "--engine", "ray", "--task", PEND, "--env-runners", "0"])
     assert exc.value.code == 2 and "--env-runners: must be an integer >= 1, got 0" in capsys.readouterr().err
+    assert main(["train", "--task", PEND, "--env-runners", "2", "--address", "auto"]) == 2  # the default engine: sb3
+    assert "--env-runners, --address: only with --engine ray (this run's engine: sb3)" in capsys.readouterr().err
     with pytest.raises(ValueError, match="minibatch_size must be an integer >= 1"):
         train_ray(PEND, tmp_path, settings={"minibatch_size": 0})
     with pytest.raises(ValueError, match="the last world's seed reaches 2\\*\\*64"):
