@@ -314,8 +314,9 @@ def _train_ray(args, exp, task, actuators, kwargs, seed) -> int:
     from .ray_engine import settings_from_train, train_ray
 
     settings = settings_from_train(exp.train if exp is not None else {})
-    for key, opt in (("env_runners", "env_runners"), ("envs_per_runner", "envs_per_runner"), ("learners", "learners"),
-                     ("address", "address"), ("total_timesteps", "total_timesteps"), ("eval_every", "eval_every")):
+    for key, opt in (("env_runners", "env_runners"), ("envs_per_runner", "num_envs"), ("envs_per_runner", "envs_per_runner"),
+                     ("learners", "learners"), ("address", "address"), ("total_timesteps", "total_timesteps"),
+                     ("eval_every", "eval_every")):  # --envs-per-runner wins over --num-envs (each runner's vector env)
         if getattr(args, opt) is not None:
             settings[key] = getattr(args, opt)
     out = Path(args.out) / "train"
