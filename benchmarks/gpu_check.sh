@@ -17,11 +17,13 @@ if [ "${DEVICE%%:*}" = "cpu" ]; then
 else
   timeout 300 "$PY" benchmarks/gpu_throughput.py --device "$DEVICE" --sizes quadruped:1024,quadruped:4096,pendulum:4096 --steps 50 --repeats 3 --peer-envs 4096
 fi
-echo "== torchrun: rsl_rl's distributed mode, one rank per GPU, each rank's own batched env (docs/distributed.md)"
+echo "== torchrun: skrl's and rsl_rl's distributed modes, one rank per GPU, each rank's own batched env (docs/distributed.md)"
 if [ "${DEVICE%%:*}" = "cpu" ]; then  # rsl_rl's distributed mode is NCCL-only: one process on the CPU
   timeout 120 "$PY" -m actuator_gym.tools.torchrun_train --experiment tests/data/ray_pendulum_short.yaml --device cpu --iterations 1 --out /tmp/ag_torchrun_check
 else
   NGPU=$("$PY" -c "import torch; print(max(1, torch.cuda.device_count()))")
+  timeout 240 "$PY" -m torch.distributed.run --standalone --nproc-per-node "$NGPU" -m actuator_gym.tools.torchrun_train \
+    --experiment quadruped_torchrun --library skrl --iterations 2 --out /tmp/ag_torchrun_check_skrl
   timeout 300 "$PY" -m torch.distributed.run --standalone --nproc-per-node "$NGPU" -m actuator_gym.tools.torchrun_train \
     --experiment quadruped_torchrun --iterations 3 --out /tmp/ag_torchrun_check
 fi

@@ -141,17 +141,19 @@ def test_two_ranks_on_gloo_build_their_own_envs_with_rank_offset_seeds(tmp_path)
 EXPERIMENT = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "ray_pendulum_short.yaml"
 
 
-def test_torchrun_launcher_one_process_on_cpu(tmp_path, monkeypatch):
-    """The torchrun entry point without torchrun: one rank on the CPU, rsl_rl's runner, rank 0's files."""
+@pytest.mark.parametrize("library", ["rsl_rl", "skrl"])
+def test_torchrun_launcher_one_process_on_cpu(tmp_path, monkeypatch, library):
+    """The torchrun entry point without torchrun: one rank on the CPU, the library's PPO, rank 0's files."""
     import json
 
     from actuator_gym.tools.torchrun_train import main as torchrun_main
 
     for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
         monkeypatch.delenv(var, raising=False)
-    assert torchrun_main(["--experiment", str(EXPERIMENT), "--device", "cpu", "--iterations", "1", "--out", str(tmp_path)]) == 0
+    args = ["--experiment", str(EXPERIMENT), "--device", "cpu", "--library", library]
+    assert torchrun_main(args + ["--iterations", "1", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["engine"] == "rsl_rl-torchrun" and summary["world_size"] == 1 and summary["iterations"] == 1
+    assert summary["engine"] == f"{library}-torchrun" and summary["world_size"] == 1 and summary["iterations"] == 1
     assert summary["timesteps"] == 16 * 32  # num_envs x n_steps of the experiment, one rank
     (rank,) = summary["ranks"]
     assert rank["rank"] == 0 and rank["device"] == "cpu" and rank["pid"] == os.getpid()
@@ -161,6 +163,6 @@ def test_torchrun_launcher_one_process_on_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("LOCAL_RANK", "0")
-    with pytest.raises(SystemExit, match="needs CUDA"):
-        torchrun_main(["--experiment", str(EXPERIMENT), "--device", "cpu", "--out", str(tmp_path / "two")])
+    with pytest.raises(SystemExit, match=f"{library}'s distributed mode needs CUDA"):
+        torchrun_main(args + ["--out", str(tmp_path / "two")])
     assert not (tmp_path / "two").exists()
