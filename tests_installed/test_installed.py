@@ -112,11 +112,12 @@ def test_cli_train_without_an_engine_library_names_its_extra(tmp_path):
     engine says which extra it needs, in one line, before writing anything."""
     import importlib.util
 
-    for engine, module, extra in (("sb3", "stable_baselines3", "actuator-gym[sb3]"), ("rsl_rl", "rsl_rl", "actuator-gym[rsl_rl]")):
+    for engine, module, extra in (("sb3", "stable_baselines3", "actuator-gym[sb3]"), ("rsl_rl", "rsl_rl", "actuator-gym[rsl_rl]"),
+                                  ("ray", "ray", "actuator-gym[ray]")):
         assert importlib.util.find_spec(module) is None, f"{module} is installed: this test needs the wheel without it"
         r = subprocess.run([str(CLI), "train", "--engine", engine, "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and extra in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "train").exists()
     r = subprocess.run([str(CLI), "train", "--help"], capture_output=True, text=True, timeout=120)
     choices = r.stdout.split("--engine {", 1)[1].split("}", 1)[0].split(",")
-    assert r.returncode == 0 and {"rsl_rl", "sb3"} <= set(choices), r.stdout
+    assert r.returncode == 0 and {"rsl_rl", "sb3", "ray"} == set(choices), r.stdout

@@ -10,15 +10,16 @@ is used as is. See :class:`SameStepAutoreset`.
 Per-episode actuator statistics (:mod:`actuator_gym.episode_stats`: ``info["actuator_episode"]``)
 reach each library's log as ``"Episode_Actuator/<group>/<stat>"``: rsl_rl's ``extras["log"]``, SB3's
 ``infos[i]["actuator_episode"]`` plus :class:`ActuatorStatsCallback` (the logger), skrl's
-``infos["episode"]`` (tracked by its trainers). See docs/adapters.md.
+``infos["episode"]`` (tracked by its trainers), Ray RLlib's metrics through :class:`ActuatorMetricsCallback`
+(the env runners' ``MetricsLogger``). See docs/adapters.md.
 """
 
 from __future__ import annotations
 
 from ._autoreset import SameStepAutoreset
 
-# ActuatorStatsCallback (public, a Stable-Baselines3 class) is resolved on first use by __getattr__, and
-# is not in __all__: a star import must not need Stable-Baselines3
+# ActuatorStatsCallback (public, a Stable-Baselines3 class) and ActuatorMetricsCallback (public, a Ray RLlib
+# class) are resolved on first use by __getattr__, and are not in __all__: a star import must need neither library
 __all__ = ["SameStepAutoreset", "rsl_rl", "sb3", "skrl"]
 
 
@@ -29,6 +30,12 @@ def __getattr__(name: str):
         except ImportError as exc:
             raise ImportError(f"ActuatorStatsCallback needs Stable-Baselines3 (pip install 'actuator-gym[sb3]'): {exc}") from None
         return ActuatorStatsCallback
+    if name == "ActuatorMetricsCallback":
+        try:
+            from ._rllib import ActuatorMetricsCallback
+        except ImportError as exc:
+            raise ImportError(f"ActuatorMetricsCallback needs Ray RLlib (pip install 'actuator-gym[ray]'): {exc}") from None
+        return ActuatorMetricsCallback
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -4,7 +4,7 @@
     actuator-gym demo                      the pendulum under several actuator models: plots + table
     actuator-gym sweep PARAM               one actuator parameter swept on the pendulum
     actuator-gym rollout --task ID ...     run a task with a preset and a random/zero/saved policy
-    actuator-gym train --task ID ...       PPO (--engine sb3 | rsl_rl) with a learning curve and a saved policy
+    actuator-gym train --task ID ...       PPO (--engine sb3 | rsl_rl | ray) with a learning curve and a saved policy
     actuator-gym fit DATA ...              train an actuator network from logged data and export it
 
 Every error ends in one line ``actuator-gym: error: ...`` and exit status 2 (``--debug`` shows the
@@ -306,6 +306,13 @@ def cmd_train(args) -> int:
 
     exp = _experiment(args)
     task, actuators, kwargs, seed = _task_from_args(args, exp)
+    if (args.engine or getattr(exp, "engine", None)) == "ray":
+        return _train_ray(args, exp, task, actuators, kwargs, seed)
+    ray_only = [f"--{k.replace('_', '-')}" for k in ("env_runners", "envs_per_runner", "learners", "address")
+                if getattr(args, k) is not None]
+    if ray_only:
+        raise CliError(f"{', '.join(ray_only)}: only with --engine ray (this run's engine: "
+                       f"{args.engine or getattr(exp, 'engine', None) or 'sb3'})")
     engine, settings = train_settings_from_args(args, exp)
     out = Path(args.out) / "train"
     report = train_policy(engine, task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
@@ -316,6 +323,28 @@ def cmd_train(args) -> int:
     print(f"Summary: {out}/summary.json; {engine}'s own resume file (pickle-bearing): {out}/{report['resume_file']}")
     if "log_dir" in report:
         print(f"Training log ({engine}'s; actuator statistics under Episode_Actuator/): {report['log_dir']}")
+    return 0
+
+
+def _train_ray(args, exp, task, actuators, kwargs, seed) -> int:
+    """``train --engine ray``: the experiment's training settings mapped to RLlib's, then the options."""
+    from .ray_engine import settings_from_train, train_ray
+
+    settings = settings_from_train(exp.train if exp is not None else {})
+    for key, opt in (("env_runners", "env_runners"), ("envs_per_runner", "num_envs"), ("envs_per_runner", "envs_per_runner"),
+                     ("learners", "learners"), ("address", "address"), ("total_timesteps", "total_timesteps"),
+                     ("eval_every", "eval_every")):  # --envs-per-runner wins over --num-envs (each runner's vector env)
+        if getattr(args, opt) is not None:
+            settings[key] = getattr(args, opt)
+    out = Path(args.out) / "train"
+    report = train_ray(task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
+    print(f"PPO (Ray RLlib) on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s, "
+          f"{len(report['env_runners'])} env runners x {report['envs_per_runner']} worlds, {report['learners']} learner(s)")
+    for r in report["env_runners"]:
+        print(f"  env runner {r['index']}: pid {r['pid']} on {r['host']}, world seeds {r['world_seeds'][0]}..{r['world_seeds'][-1]}")
+    for s, r in report["curve"]:
+        print(f"  after {s:>8} steps: mean eval return {r:.2f}")
+    print(f"Saved policy to {out}/policy.json + policy.pt; summary in {out}/summary.json")
     return 0
 
 
@@ -423,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
          "video to OUT/rollout."),
         ("train", "train PPO (Stable-Baselines3 or rsl_rl) on a task",
          "Train PPO on the native vector env of a task with an engine (--engine: sb3 = Stable-Baselines3, "
-         "rsl_rl = rsl_rl's OnPolicyRunner); write the policy in the safe format (policy.json + policy.pt), the "
+         "rsl_rl = rsl_rl's OnPolicyRunner, ray = Ray RLlib env runners and learners); write the policy in the safe format (policy.json + policy.pt), the "
          "engine's own resume file (sb3_model.zip for PPO.load, rsl_rl_model.pt for OnPolicyRunner.load), the "
          "learning curve, summary.json and the engine's training log with the actuator statistics "
          "(OUT/train/logs: sb3's progress.csv, TensorBoard events when tensorboard is installed) to OUT/train."),
@@ -467,12 +496,26 @@ def build_parser() -> argparse.ArgumentParser:
             r.add_argument("--eval-every", type=_int_at_least(1), default=None, metavar="N",
                            help=f"env steps between deterministic evaluations, >= 1 (default: the experiment's, "
                                 f"else {configs_default('eval_every')})")
+            _add_ray_options(r)
             r.set_defaults(func=cmd_train)
 
     f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
     f.add_argument("fit_args", nargs=argparse.REMAINDER)
     f.set_defaults(func=cmd_fit)
     return p
+
+
+def _add_ray_options(r: argparse.ArgumentParser) -> None:
+    """``train``'s Ray RLlib options (docs/distributed.md)."""
+    g = r.add_argument_group("Ray RLlib (--engine ray)")
+    g.add_argument("--env-runners", type=_int_at_least(1), default=None, metavar="K",
+                   help="env runner actors (processes, spread over the cluster's nodes), >= 1 (default: 2)")
+    g.add_argument("--envs-per-runner", type=_int_at_least(1), default=None, metavar="N",
+                   help="worlds each env runner steps in one batched env, >= 1 (default: the experiment's num_envs, else 8)")
+    g.add_argument("--learners", type=_int_at_least(0), default=None, metavar="L",
+                   help="learner actors (torch DDP between them; 0: learn in this process), >= 0 (default: 0)")
+    g.add_argument("--address", default=None, metavar="ADDR",
+                   help="an existing Ray cluster ('auto', 'host:6379', 'ray://host:10001'); default: start a local one")
 
 
 def configs_default(key: str) -> str:

@@ -19,8 +19,9 @@
 and :func:`train_policy` adds ``summary.json`` (:data:`SUMMARY_KEYS` and the engine's own fields).
 ``settings`` holds the engine's knobs (:data:`actuator_gym.configs.TRAIN_SETTINGS`): for ``sb3`` the
 keyword arguments of :func:`~actuator_gym.tools.training.train_ppo`, for ``rsl_rl``
-:data:`actuator_gym.configs.RSL_RL_TRAIN_KEYS`; they are checked (unknown keys, domains) before
-anything is written.
+:data:`actuator_gym.configs.RSL_RL_TRAIN_KEYS`, for ``ray``
+:data:`actuator_gym.tools.ray_engine.RAY_SETTINGS` (docs/distributed.md); they are checked (unknown
+keys, domains) before anything is written.
 """
 
 from __future__ import annotations
@@ -53,7 +54,14 @@ def _rsl_rl(task, out_dir, *, actuators, task_kwargs, seed, settings, progress) 
                         progress=progress)
 
 
-ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"sb3": _sb3, "rsl_rl": _rsl_rl}
+def _ray(task, out_dir, *, actuators, task_kwargs, seed, settings, progress) -> dict[str, Any]:
+    from .ray_engine import train_ray  # ray is imported there, lazily: an optional extra
+
+    return train_ray(task, out_dir, actuators=actuators, task_kwargs=task_kwargs, seed=seed, settings=settings,
+                     progress=progress)
+
+
+ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"sb3": _sb3, "rsl_rl": _rsl_rl, "ray": _ray}
 """``{engine name: trainer}`` (see the module docstring for the trainer's contract)."""
 
 
