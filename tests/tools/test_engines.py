@@ -219,7 +219,8 @@ def test_bad_engine_or_setting_is_refused_before_anything_is_written(tmp_path, c
 def test_sb3_defaults_are_one_table_and_log_std_init_reaches_the_policy(tmp_path):
     params = inspect.signature(train_ppo).parameters
     assert {k: (list(params[k].default) if k == "net_arch" else params[k].default) for k in configs.TRAIN_KEYS} == configs.TRAIN_KEYS
-    assert set(ENGINES) == set(configs.TRAIN_SETTINGS) == {"sb3", "rsl_rl"}
+    # experiment files name sb3 / rsl_rl; ray takes the file's sb3 settings (ray_engine.TRAIN_TO_RAY)
+    assert set(ENGINES) == set(configs.TRAIN_SETTINGS) | {"ray"} == {"sb3", "rsl_rl", "ray"}
     train_policy("sb3", PENDULUM, tmp_path, task_kwargs=SHORT, progress=False,
                  settings={"total_timesteps": 32, "num_envs": 2, "n_steps": 16, "batch_size": 32, "eval_every": 10**6,
                            "eval_episodes": 1, "net_arch": [8], "log_std_init": math.log(0.25)})

@@ -112,7 +112,7 @@ def test_rllib_actor_state_gives_the_modules_deterministic_action():
         meta = {"obs_dim": 5, "act_dim": 3, "net_arch": arch, "activation": activation,
                 "action_low": act_space.low.tolist(), "action_high": act_space.high.tolist()}
         policy = SavedPolicy(meta, rllib_actor_state(module.state_dict(), arch, 3))
-        x = torch.randn(64, 5) * 3
+        x = torch.randn(256, 5) * 10  # (large enough that some means leave the bounds)
         with torch.no_grad():
             logits = module.forward_inference({"obs": x})["action_dist_inputs"]
             dist = module.get_inference_action_dist_cls().from_logits(logits).to_deterministic()
