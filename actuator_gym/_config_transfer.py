@@ -17,6 +17,7 @@ this module holds the schema only. The runner is :mod:`actuator_gym.tools.transf
     hardware_conditions:            # >= 1: {name: condition}, none equal to a training condition
       slow_bus: {actuators: ..., task_kwargs: {...}}
       learned:  {fitted_net: {...}} # a learned actuator net, fitted inside the pipeline
+      laggy_encoders: {actuators: ..., sensor: {columns: [0, 1, 2], max_delay: 3, noise_std: 0.01}}
 
 A condition without ``actuators`` uses the task's default actuators. ``fitted_net`` (hardware only):
 ``group`` (the group name), ``joint_names_expr`` (regexes), ``motor`` (the analytic motor the net is
@@ -24,6 +25,8 @@ fitted to: :data:`FIT_MOTOR_KEYS`, the keyword arguments of ``fit.generate_synth
 must be the task's physics substep), ``log`` (:data:`FIT_LOG_KEYS`: log size) and ``fit``
 (:data:`FIT_KEYS`: options of ``fit.fit_actuator_net``). The net drives the group behind the DC-motor
 clamp of the motor it imitates (``saturation_effort``, ``effort_limit``, ``velocity_limit``).
+``sensor`` (hardware only, :data:`SENSOR_KEYS`): latency [control steps], bias and noise on the
+observation columns the policy reads (:class:`~actuator_gym.wrappers.sensor.ObservationSensor`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any, Callable
 
 from ._config_groups import ConfigError, key_path
 
-__all__ = ["TransferCondition", "TransferExperiment", "parse_transfer", "FIT_MOTOR_KEYS", "FIT_LOG_KEYS", "FIT_KEYS",
+__all__ = ["TransferCondition", "TransferExperiment", "parse_transfer", "FIT_MOTOR_KEYS", "FIT_LOG_KEYS", "FIT_KEYS", "SENSOR_KEYS",
            "ENGINE_NAMES", "EVALUATION_KEYS", "MAX_SEEDS", "MAX_CONDITIONS"]
 
 ENGINE_NAMES = ("sb3", "rsl_rl", "ray")
@@ -67,6 +70,7 @@ class TransferCondition:
     task_kwargs: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     fitted_net: dict[str, Any] | None = None
+    sensor: dict[str, Any] | None = None
 
 
 @dataclass
@@ -147,12 +151,40 @@ def _fitted_net(x: Any, where: str, kp: str) -> dict[str, Any]:
     return {"group": group, "joint_names_expr": list(joints), "motor": dict(motor), "log": dict(log), "fit": dict(fit)}
 
 
+SENSOR_KEYS = ("columns", "min_delay", "max_delay", "noise_std", "bias_std")
+"""``sensor:`` keys (hardware only): :class:`~actuator_gym.wrappers.sensor.ObservationSensor`'s arguments."""
+
+
+def _sensor(x: Any, where: str, kp: str) -> dict[str, Any]:
+    x = _map(x, where, kp)
+    _only(x, SENSOR_KEYS, where, kp)
+    cols = x.get("columns")
+    if not isinstance(cols, list) or not cols:
+        raise ConfigError(f"{where}: {kp}.columns must be a non-empty list of observation indices >= 0, got {cols!r}")
+    for i, c in enumerate(cols):
+        _int(c, where, f"{kp}.columns[{i}]", 0, 2**16)
+    lo = _int(x.get("min_delay", 0), where, f"{kp}.min_delay [control steps]", 0, 10_000)
+    hi = _int(x.get("max_delay", lo), where, f"{kp}.max_delay [control steps]", 0, 10_000)
+    if lo > hi:
+        raise ConfigError(f"{where}: {kp}: min_delay ({lo}) must be <= max_delay ({hi}) [control steps]")
+    out: dict[str, Any] = {"columns": list(cols), "min_delay": lo, "max_delay": hi}
+    for k in ("noise_std", "bias_std"):
+        v = x.get(k, 0.0)
+        vals = v if isinstance(v, list) else [v]
+        ok = len(vals) in (1, len(cols)) and all(isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) and a >= 0
+                                                for a in vals)
+        if not ok:
+            raise ConfigError(f"{where}: {kp}.{k} must be a number >= 0 or {len(cols)} of them (one per column), got {v!r}")
+        out[k] = v
+    return out
+
+
 def _conditions(x: Any, where: str, key: str, actuators: Callable[[Any, str], dict], hardware: bool) -> dict[str, TransferCondition]:
     x = _map(x, where, key)
     if not 1 <= len(x) <= MAX_CONDITIONS:
         raise ConfigError(f"{where}: '{key}' must define 1 to {MAX_CONDITIONS} conditions, got {len(x)}")
     out = {}
-    allowed = {"description", "actuators", "task_kwargs"} | ({"fitted_net"} if hardware else set())
+    allowed = {"description", "actuators", "task_kwargs"} | ({"fitted_net", "sensor"} if hardware else set())
     for name, body in x.items():
         kp = key_path(key, name)
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
@@ -169,7 +201,8 @@ def _conditions(x: Any, where: str, key: str, actuators: Callable[[Any, str], di
             raise ConfigError(f"{where}: {kp}.task_kwargs.actuators is not allowed; give them under {kp}.actuators")
         acts = actuators(body["actuators"], f"{kp}.actuators") if body.get("actuators") is not None else None
         net = _fitted_net(body["fitted_net"], where, f"{kp}.fitted_net") if "fitted_net" in body else None
-        out[name] = TransferCondition(name, acts, tk, desc, net)
+        sensor = _sensor(body["sensor"], where, f"{kp}.sensor") if "sensor" in body else None
+        out[name] = TransferCondition(name, acts, tk, desc, net, sensor)
     return out
 
 
@@ -212,7 +245,7 @@ def parse_transfer(
     hards = _conditions(doc.get("hardware_conditions"), where, "hardware_conditions", actuators, hardware=True)
     for h, hc in hards.items():
         for t, tc in trains.items():
-            if hc.fitted_net is None and repr((hc.actuators, hc.task_kwargs)) == repr((tc.actuators, tc.task_kwargs)):
+            if hc.fitted_net is None and hc.sensor is None and repr((hc.actuators, hc.task_kwargs)) == repr((tc.actuators, tc.task_kwargs)):
                 raise ConfigError(f"{where}: hardware_conditions.{h} equals train_conditions.{t}; a hardware condition "
                                   "must be held out (differ from every training condition)")
     return TransferExperiment(name, task, task_kwargs, engine, train, seeds, episodes, eval_seed, trains, hards, desc, src)

@@ -136,13 +136,20 @@ def _fit_net(name: str, spec: Mapping[str, Any], folder: Path, progress: bool) -
 
 # -- evaluation --------------------------------------------------------------------------------
 def evaluate_policy(policy: Callable[[np.ndarray], np.ndarray], task: str, actuators: Mapping[str, Any] | None,
-                    task_kwargs: Mapping[str, Any], episodes: int, seed: int) -> dict[str, np.ndarray]:
+                    task_kwargs: Mapping[str, Any], episodes: int, seed: int,
+                    sensor: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
     """``{metric: (episodes,)}`` (:data:`METRICS`) of ``policy`` on ``episodes`` envs of the batched
-    ``task``, reset together with ``seed`` (env ``i``: seed + i), each env's first episode."""
+    ``task``, reset together with ``seed`` (env ``i``: seed + i), each env's first episode; ``sensor``:
+    :class:`~actuator_gym.wrappers.sensor.ObservationSensor` arguments for what the policy sees (the
+    tracking error is the true state's)."""
     from .training import make_vec_env
 
     vec = make_vec_env(task, episodes, actuators, **dict(task_kwargs))
     env = vec.unwrapped
+    if sensor is not None:
+        from ..wrappers.sensor import ObservationSensor
+
+        vec = ObservationSensor(vec, **dict(sensor))
     try:
         obs, _ = vec.reset(seed=seed)
         n = episodes
@@ -179,7 +186,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
     exp = load_transfer(path, allow_unsafe_checkpoint)
     out = Path(out_dir)
     t0 = time.perf_counter()
-    hardware: dict[str, tuple[Any, dict[str, Any]]] = {}
+    hardware: dict[str, tuple[Any, dict[str, Any], Any]] = {}
     fitted = []
     for name, c in exp.hardware_conditions.items():
         acts = c.actuators
@@ -188,7 +195,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
             if new:
                 fitted.append(name)
                 log(f"fitted the actuator net of {name} ({out / 'nets' / name})")
-        hardware[name] = (acts, {**exp.task_kwargs, **c.task_kwargs})
+        hardware[name] = (acts, {**exp.task_kwargs, **c.task_kwargs}, c.sensor)
     trained, reused, policies = [], [], []
     for name, c in exp.train_conditions.items():
         kwargs = {**exp.task_kwargs, **c.task_kwargs}
@@ -205,11 +212,11 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                                  settings=exp.train, progress=progress)
                 (folder / RECORD).write_text(json.dumps(record, indent=1))
                 trained.append((name, seed))
-            policies.append((name, seed, SavedPolicy.load(folder), (c.actuators, kwargs)))
+            policies.append((name, seed, SavedPolicy.load(folder), (c.actuators, kwargs, None)))
     rows = []
     for name, seed, policy, own in policies:
-        for hw, (acts, kwargs) in {OWN: own, **hardware}.items():
-            m = evaluate_policy(policy, exp.task, acts, kwargs, exp.episodes, exp.eval_seed)
+        for hw, (acts, kwargs, sensor) in {OWN: own, **hardware}.items():
+            m = evaluate_policy(policy, exp.task, acts, kwargs, exp.episodes, exp.eval_seed, sensor)
             rows.append({"train_condition": name, "seed": seed, "hardware_condition": hw,
                          **{k: float(np.mean(v)) for k, v in m.items()}})
     files = transfer_report.write(out, rows, exp, TRACKING[exp.task][0])

@@ -115,6 +115,11 @@ def test_evaluation_matches_single_env_rollouts():
     env.close()
     assert (m["saturated_fraction"] > 0).all()  # the weak motor binds under this law
     assert np.all(m["fell"] == 0)
+    # a sensor that does nothing changes nothing; a laggy one changes what the policy does
+    idle = transfer.evaluate_policy(policy, task, acts, kwargs, 3, 11, sensor={"columns": [2, 4]})
+    assert all(np.array_equal(idle[k], m[k]) for k in transfer.METRICS)
+    laggy = transfer.evaluate_policy(policy, task, acts, kwargs, 3, 11, sensor={"columns": [2, 4], "min_delay": 3, "max_delay": 3})
+    assert not np.array_equal(laggy["return"], m["return"])
 
 
 def test_quadruped_tracking_error_is_the_body_frame_vx_error():
@@ -181,6 +186,10 @@ NET = {"group": "p", "motor": {"stiffness": 16.0, "kd": 1.5, "saturation_effort"
      r"fitted_net.motor.inertia must be a finite number > 0 \[kg·m²\], got 0.0"),
     (dict(hardware_conditions={"b": {"fitted_net": {**NET, "fit": {"epochs": 0}}}}), r"fitted_net.fit.epochs must be an integer in \[1, 100000\]"),
     (dict(train_conditions={"a": {"fitted_net": NET}}), r"train_conditions.a: unknown key\(s\) \['fitted_net'\]"),
+    (dict(hardware_conditions={"b": {"sensor": {"columns": [0], "min_delay": 2, "max_delay": 1}}}),
+     r"hardware_conditions.b.sensor: min_delay \(2\) must be <= max_delay \(1\) \[control steps\]"),
+    (dict(hardware_conditions={"b": {"sensor": {"columns": [0, 1], "noise_std": [0.1, 0.1, 0.1]}}}),
+     r"hardware_conditions.b.sensor.noise_std must be a number >= 0 or 2 of them"),
     (dict(train_conditions={"a": {"actuators": {"p": {"model": "Servo"}}}}), r"train_conditions.a.actuators.p.model must be one of"),
 ])
 def test_bad_transfer_files_are_refused(changes, match):
