@@ -133,7 +133,9 @@ def heatmap_grid(path: Path, rows: Sequence[str], cols: Sequence[str], panels: d
         for i in range(len(rows)):
             for j in range(len(cols)):
                 if np.isfinite(z[i, j]):
-                    ax.text(j, i, f"{z[i, j]:.3g}\n±{ci[i][j]:.2g}", ha="center", va="center", fontsize=7, color="w")
+                    bright = im.norm(z[i, j]) > 0.6 if higher_better else im.norm(z[i, j]) < 0.4  # viridis' yellow end
+                    ax.text(j, i, f"{z[i, j]:.3g}\n±{ci[i][j]:.2g}", ha="center", va="center", fontsize=7,
+                            color="k" if bright else "w")
         ax.set_xticks(range(len(cols)), list(cols), rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
         ax.set_title(label, fontsize=9)

@@ -19,11 +19,11 @@ DC = ("{model: DCMotor, joint_names_expr: [hinge], stiffness: 20.0, damping: 2.0
       "actuator_effort_limit: 4.5, actuator_velocity_limit: 8.0, min_delay: %d, max_delay: %d}")
 
 
-def toy_file(tmp_path, dc_delay=(1, 3), name="toy.yaml", seeds="2", only_ideal=False):
+def toy_file(tmp_path, dc_delay=(1, 3), name="toy.yaml", seeds="2", conditions=("ideal", "dc")):
     """2 training conditions x 2 seeds x 2 hardware conditions (one a fitted net) on 0.5 s pendulum episodes."""
-    dc = "" if only_ideal else f"""
-          dc:
-            actuators: {{p: {DC % dc_delay}}}"""
+    train = {"ideal": "{p: {model: IdealPD, joint_names_expr: [hinge], stiffness: 20.0, damping: 2.0}}",
+             "dc": "{p: %s}" % (DC % dc_delay)}
+    conds = "".join(f"\n          {c}:\n            actuators: {train[c]}" for c in conditions)
     text = textwrap.dedent(f"""
         kind: transfer
         task: actuator_gym/Pendulum-v0
@@ -33,9 +33,7 @@ def toy_file(tmp_path, dc_delay=(1, 3), name="toy.yaml", seeds="2", only_ideal=F
                  eval_episodes: 1, net_arch: [16]}}
         seeds: {seeds}
         evaluation: {{episodes: 3, seed: 7}}
-        train_conditions:
-          ideal:
-            actuators: {{p: {{model: IdealPD, joint_names_expr: [hinge], stiffness: 20.0, damping: 2.0}}}}{dc}
+        train_conditions:{conds}
         hardware_conditions:
           slow_friction:
             actuators: {{p: {DC % (18, 24)}}}
@@ -58,9 +56,10 @@ def run(path, out):
     return transfer.run_transfer(path, out, progress=False, log=lambda _msg: None)
 
 
-def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path):
+def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
     path = toy_file(tmp_path)
-    a = run(path, tmp_path / "a")
+    out = tmp_path / "cli" / "transfer" / "toy"  # where the command line writes (OUT/transfer/<name>)
+    a = run(path, out)
     assert sorted(a["trained"]) == sorted((c, s) for c in ("ideal", "dc") for s in (0, 1)) and a["reused"] == []
     assert a["fitted"] == ["net"]
     # the table: every (condition, seed) on its own training condition and both hardware conditions
@@ -73,7 +72,6 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path):
         assert r["tracking_error"] > 0 and r["return"] < 0 and r["energy"] > 0 and r["peak_abs_effort"] > 0
         assert 0.0 <= r["saturated_fraction"] <= 1.0
     assert len(a["summary"]) == 2 * len(cols) and all(s["seeds"] == 2 for s in a["summary"])
-    out = tmp_path / "a"
     header = (out / "results.csv").read_text().splitlines()[0].split(",")
     assert header == ["train_condition", "seed", "hardware_condition", *transfer.METRICS]
     assert len((out / "summary.csv").read_text().splitlines()) == 1 + 2 * len(cols)
@@ -82,20 +80,19 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path):
     assert (out / "heatmaps.png").stat().st_size > 0 and (out / "nets" / "net" / "actuator_net.onnx").is_file()
     first = (out / "results.csv").read_bytes()
 
-    # resumable: a second run trains and fits nothing and evaluates to the same bytes
-    b = run(path, out)
-    assert b["trained"] == [] and b["fitted"] == [] and sorted(b["reused"]) == sorted(a["trained"])
+    # resumable: a second run (the command line) trains and fits nothing and evaluates to the same bytes
+    assert cli_main(["transfer", str(path), "--out", str(tmp_path / "cli")]) == 0
+    assert "0 polic(ies) trained, 4 reused, 0 net(s) fitted" in capsys.readouterr().out
     assert (out / "results.csv").read_bytes() == first
 
     # deterministic: a fresh folder (one of the policies, the net fitted again) gives the same rows
-    d = run(toy_file(tmp_path, name="one.yaml", seeds="[1]", only_ideal=True), tmp_path / "fresh")
+    d = run(toy_file(tmp_path, name="one.yaml", seeds="[1]", conditions=("ideal",)), tmp_path / "fresh")
     assert d["trained"] == [("ideal", 1)] and d["fitted"] == ["net"]
     assert d["rows"] == [r for r in a["rows"] if r["train_condition"] == "ideal" and r["seed"] == 1]
 
-    # a changed training condition retrains that condition only (its recorded condition no longer matches)
-    c = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml"), out)
-    assert sorted(c["trained"]) == [("dc", 0), ("dc", 1)] and sorted(c["reused"]) == [("ideal", 0), ("ideal", 1)]
-    assert c["fitted"] == []
+    # a changed training condition is trained again (its recorded condition no longer matches)
+    c = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml", seeds="[0]", conditions=("dc",)), out)
+    assert c["trained"] == [("dc", 0)] and c["reused"] == [] and c["fitted"] == []
 
 
 def test_evaluation_matches_single_env_rollouts():
