@@ -84,17 +84,24 @@ def load_transfer(path: str | Path, allow_unsafe_checkpoint: bool = False):
         raise ValueError(f"{path}: not a transfer file (kind: transfer), got a {type(exp).__name__}")
     if exp.task not in TRACKING:
         raise ValueError(f"{path}: task {exp.task!r} has no tracking-error definition; supported: {sorted(TRACKING)}")
+    if exp.engine not in _engines():
+        raise ValueError(f"{path}: engine {exp.engine!r} is not available; available: {list(_engines())}")
     return exp
 
 
 # -- training ----------------------------------------------------------------------------------
+def _engines() -> tuple[str, ...]:
+    """The training engines :func:`_train_condition` can run."""
+    return ("sb3",)
+
+
 def _train_condition(engine: str, task: str, out_dir: Path, *, actuators, task_kwargs, seed: int,
                      settings: Mapping[str, Any], progress: bool) -> dict[str, Any]:
     """Train one policy (the one place that calls a training engine)."""
     from .training import train_ppo
 
-    if engine != "sb3":
-        raise ValueError(f"transfer: engine {engine!r} is not available on this build; allowed: ['sb3']")
+    if engine not in _engines():
+        raise ValueError(f"transfer: engine {engine!r} is not available; available: {list(_engines())}")
     return train_ppo(task, out_dir, actuators=actuators, task_kwargs=task_kwargs, seed=seed, progress=progress, **dict(settings))
 
 
