@@ -322,7 +322,7 @@ def cmd_transfer(args) -> int:
     out = Path(args.out) / "transfer" / exp.name
     report = transfer.run_transfer(args.file, out, allow_unsafe_checkpoint=args.allow_unsafe_checkpoint)
     print(f"{exp.task}: {len(report['trained'])} polic(ies) trained, {len(report['reused'])} reused, "
-          f"{len(report['fitted'])} net(s) fitted in {report['wall_s']:.1f} s")
+          f"{len(report['fitted'])} net(s) fitted, {report['evaluated']} evaluation(s) run in {report['wall_s']:.1f} s")
     keys = ("train_condition", "hardware_condition", "tracking_error", "tracking_error_ci95", "return", "fell", "energy",
             "saturated_fraction", "peak_abs_effort")
     _print_table([{k: r[k] for k in keys} for r in report["summary"]])

@@ -17,7 +17,9 @@ From a ``kind: transfer`` file (schema: :mod:`actuator_gym._config_transfer`) th
 
 Resumable: a policy folder (or a net folder) is reused when its ``condition.json`` records the same
 condition, engine, settings and seed; anything else is trained again. ``condition.json`` is written
-last, so an interrupted training is redone.
+last, so an interrupted training is redone. A policy's evaluations are kept beside it
+(``evaluations.json``, keyed by the hardware condition and the evaluation settings; dropped when the
+policy is trained again): a rerun evaluates only conditions it has not seen.
 
 Metrics per episode (:data:`METRICS`): ``return`` (undiscounted), ``tracking_error`` (mean over the
 episode's steps of the task's error, :data:`TRACKING`), ``fell`` (1 when the episode terminated rather
@@ -46,6 +48,8 @@ METRICS = ("return", "tracking_error", "fell", "energy", "saturated_fraction", "
 _EPISODE_STATS = ("energy", "saturated_fraction", "peak_abs_effort")
 RECORD = "condition.json"
 """The file recording what a policy (or a fitted net) folder was made from."""
+EVALUATIONS = "evaluations.json"
+"""A policy folder's evaluations so far: ``{condition and evaluation settings (JSON): mean metrics}``."""
 
 
 def _pendulum_error(task: Any) -> np.ndarray:
@@ -186,7 +190,8 @@ def evaluate_policy(policy: Callable[[np.ndarray], np.ndarray], task: str, actua
 def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoint: bool = False, progress: bool = True,
                  log: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the benchmark of the transfer file ``path`` into ``out_dir`` (module doc). Returns
-    ``{"trained": [...], "reused": [...], "fitted": [...], "rows": [...], "summary": [...], "files": [...], "wall_s"}``."""
+    ``{"trained": [...], "reused": [...], "fitted": [...], "evaluated": int, "rows": [...], "summary": [...],
+    "files": [...], "wall_s"}`` (``evaluated``: the (policy, condition) evaluations run, not read from a cache)."""
     from . import transfer_report
     from .training import SavedPolicy
 
@@ -202,7 +207,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
             if new:
                 fitted.append(name)
                 log(f"fitted the actuator net of {name} ({out / 'nets' / name})")
-        hardware[name] = (acts, {**exp.task_kwargs, **c.task_kwargs}, c.sensor)
+        hardware[name] = (acts, {**exp.task_kwargs, **c.task_kwargs}, c.sensor, c.fitted_net)
     trained, reused, policies = [], [], []
     for name, c in exp.train_conditions.items():
         kwargs = {**exp.task_kwargs, **c.task_kwargs}
@@ -214,23 +219,32 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                 reused.append((name, seed))
             else:
                 (folder / RECORD).unlink(missing_ok=True)
+                (folder / EVALUATIONS).unlink(missing_ok=True)
                 log(f"training {name} seed {seed} ({exp.engine}) -> {folder}")
                 _train_condition(exp.engine, exp.task, folder, actuators=c.actuators, task_kwargs=kwargs, seed=seed,
                                  settings=exp.train, progress=progress)
                 (folder / RECORD).write_text(json.dumps(record, indent=1))
                 trained.append((name, seed))
-            policies.append((name, seed, SavedPolicy.load(folder), (c.actuators, kwargs, None)))
-    rows = []
-    for name, seed, policy, own in policies:
-        for hw, (acts, kwargs, sensor) in {OWN: own, **hardware}.items():
-            m = evaluate_policy(policy, exp.task, acts, kwargs, exp.episodes, exp.eval_seed, sensor)
-            rows.append({"train_condition": name, "seed": seed, "hardware_condition": hw,
-                         **{k: float(np.mean(v)) for k, v in m.items()}})
+            policies.append((name, seed, folder, (c.actuators, kwargs, None, None)))
+    rows, evaluated = [], 0
+    for name, seed, folder, own in policies:
+        policy = SavedPolicy.load(folder)
+        cache_file = folder / EVALUATIONS
+        cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
+        for hw, (acts, kwargs, sensor, net) in {OWN: own, **hardware}.items():
+            key = json.dumps(_canon({"actuators": acts, "task_kwargs": kwargs, "sensor": sensor, "fitted_net": net,
+                                     "episodes": exp.episodes, "seed": exp.eval_seed}), sort_keys=True)
+            if key not in cache:
+                m = evaluate_policy(policy, exp.task, acts, kwargs, exp.episodes, exp.eval_seed, sensor)
+                cache[key] = {k: float(np.mean(v)) for k, v in m.items()}
+                evaluated += 1
+            rows.append({"train_condition": name, "seed": seed, "hardware_condition": hw, **cache[key]})
+        cache_file.write_text(json.dumps(cache, indent=1))
     files = transfer_report.write(out, rows, exp, TRACKING[exp.task][0])
     wall = time.perf_counter() - t0
     summary = transfer_report.summarize(rows)
     (out / "transfer_summary.json").write_text(json.dumps(
         {"experiment": exp.name, "task": exp.task, "engine": exp.engine, "seeds": exp.seeds, "episodes": exp.episodes,
-         "trained": trained, "reused": reused, "fitted": fitted, "wall_s": wall}, indent=1))
-    return {"trained": trained, "reused": reused, "fitted": fitted, "rows": rows, "summary": summary, "files": files,
+         "trained": trained, "reused": reused, "fitted": fitted, "evaluated": evaluated, "wall_s": wall}, indent=1))
+    return {"trained": trained, "reused": reused, "fitted": fitted, "evaluated": evaluated, "rows": rows, "summary": summary, "files": files,
             "wall_s": wall, "out_dir": str(out)}

@@ -61,7 +61,7 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
     out = tmp_path / "cli" / "transfer" / "toy"  # where the command line writes (OUT/transfer/<name>)
     a = run(path, out)
     assert sorted(a["trained"]) == sorted((c, s) for c in ("ideal", "dc") for s in (0, 1)) and a["reused"] == []
-    assert a["fitted"] == ["net"]
+    assert a["fitted"] == ["net"] and a["evaluated"] == 12
     # the table: every (condition, seed) on its own training condition and both hardware conditions
     cols = (transfer.OWN, "slow_friction", "net")
     assert len(a["rows"]) == 2 * 2 * len(cols)
@@ -82,7 +82,7 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
 
     # resumable: a second run (the command line) trains and fits nothing and evaluates to the same bytes
     assert cli_main(["transfer", str(path), "--out", str(tmp_path / "cli")]) == 0
-    assert "0 polic(ies) trained, 4 reused, 0 net(s) fitted" in capsys.readouterr().out
+    assert "0 polic(ies) trained, 4 reused, 0 net(s) fitted, 0 evaluation(s) run" in capsys.readouterr().out
     assert (out / "results.csv").read_bytes() == first
 
     # deterministic: a fresh folder (one of the policies, the net fitted again) gives the same rows
@@ -92,7 +92,7 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
 
     # a changed training condition is trained again (its recorded condition no longer matches)
     c = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml", seeds="[0]", conditions=("dc",)), out)
-    assert c["trained"] == [("dc", 0)] and c["reused"] == [] and c["fitted"] == []
+    assert c["trained"] == [("dc", 0)] and c["reused"] == [] and c["fitted"] == [] and c["evaluated"] == 3
 
 
 def test_evaluation_matches_single_env_rollouts():
