@@ -9,7 +9,8 @@ this module holds the schema only. The runner is :mod:`actuator_gym.tools.transf
     task: actuator_gym/Pendulum-v0
     task_kwargs: {}                 # shared by every condition (a condition's own task_kwargs win)
     engine: sb3                     # training engine (sb3 | rsl_rl | ray, as `actuator-gym train --engine`)
-    train: {total_timesteps: 60000} # the engine's settings (sb3: the experiment `train:` keys)
+    train: {total_timesteps: 60000} # the engine's settings (sb3: the experiment `train:` keys, checked here;
+                                    # other engines: passed to the engine as given)
     seeds: 3                        # N (seeds 0..N-1) or an explicit list of seeds >= 0
     evaluation: {episodes: 8, seed: 10000}
     train_conditions:               # >= 1: {name: condition}
@@ -212,7 +213,7 @@ def parse_transfer(
 ) -> TransferExperiment:
     """Validate a ``kind: transfer`` document (see the module doc). ``actuators(value, key)`` builds an
     ``actuators:`` entry (preset name, file or inline groups); ``check_train(key, value)`` checks one
-    ``train:`` setting against ``train_defaults`` (the engine's keys)."""
+    ``train:`` setting of the sb3 engine against ``train_defaults`` (its keys and defaults)."""
     _only(doc, {"kind", "name", "description", "task", "task_kwargs", "engine", "train", "seeds", "evaluation",
                 "train_conditions", "hardware_conditions"}, where, "<top level>")
     task = doc.get("task")
@@ -225,9 +226,12 @@ def parse_transfer(
     if engine not in ENGINE_NAMES:
         raise ConfigError(f"{where}: engine must be one of {list(ENGINE_NAMES)}, got {engine!r}")
     tr = _map(doc.get("train", {}), where, "train")
-    _only(tr, train_defaults, where, "train")
-    train = dict(train_defaults)
-    train.update({k: check_train(k, v) for k, v in tr.items()})
+    if engine == "sb3":  # the experiment file's train: keys, defaults and checks
+        _only(tr, train_defaults, where, "train")
+        train = dict(train_defaults)
+        train.update({k: check_train(k, v) for k, v in tr.items()})
+    else:  # another engine's own settings: handed to it as given (the engine checks them before it trains)
+        train = dict(tr)
     seeds = doc.get("seeds", 3)
     if isinstance(seeds, list):
         if not 1 <= len(seeds) <= MAX_SEEDS:
