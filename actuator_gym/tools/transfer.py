@@ -9,8 +9,9 @@ From a ``kind: transfer`` file (schema: :mod:`actuator_gym._config_transfer`) th
    from the named motor, then ``fit.fit_actuator_net``), cached in ``OUT/nets/<condition>/``;
 2. trains one policy per (training condition, seed) through :func:`_train_condition` (the experiment's
    ``engine``) into ``OUT/policies/<condition>/seed_<seed>/``;
-3. evaluates every policy deterministically on every hardware condition and on its own training
-   condition (column :data:`OWN`): ``evaluation.episodes`` episodes, env ``i`` reset with seed
+3. evaluates every policy deterministically on every training condition (columns ``train:<name>``,
+   :func:`train_column`: the in-distribution diagonal and the cross-block) and every hardware
+   condition: ``evaluation.episodes`` episodes, env ``i`` reset with seed
    ``evaluation.seed + i`` (the same starts and commands for every policy), each env's first episode;
 4. writes ``results.csv`` (one row per policy and condition), ``summary.csv`` / ``summary.md`` (mean and
    95 % confidence interval over seeds) and ``heatmaps.png`` (:mod:`.transfer_report`).
@@ -38,10 +39,13 @@ import numpy as np
 
 from ..episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
 
-__all__ = ["run_transfer", "load_transfer", "evaluate_policy", "tracking_error", "TRACKING", "METRICS", "OWN"]
+__all__ = ["run_transfer", "load_transfer", "evaluate_policy", "tracking_error", "TRACKING", "METRICS",
+           "train_column"]
 
-OWN = "(training)"
-"""Column of the evaluation on the policy's own training condition (the in-distribution reference)."""
+
+def train_column(condition: str) -> str:
+    """The matrix column of training condition ``condition`` (``"train:<name>"``; condition names hold no ``:``)."""
+    return f"train:{condition}"
 
 METRICS = ("return", "tracking_error", "fell", "energy", "saturated_fraction", "peak_abs_effort")
 """Per-episode metrics of an evaluation (module doc)."""
@@ -209,6 +213,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                 log(f"fitted the actuator net of {name} ({out / 'nets' / name})")
         hardware[name] = (acts, {**exp.task_kwargs, **c.task_kwargs}, c.sensor, c.fitted_net)
     trained, reused, policies = [], [], []
+    columns: dict[str, tuple[Any, dict[str, Any], Any, Any]] = {}  # the training conditions', then the hardware's
     for name, c in exp.train_conditions.items():
         kwargs = {**exp.task_kwargs, **c.task_kwargs}
         for seed in exp.seeds:
@@ -225,13 +230,15 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                                  settings=exp.train, progress=progress)
                 (folder / RECORD).write_text(json.dumps(record, indent=1))
                 trained.append((name, seed))
-            policies.append((name, seed, folder, (c.actuators, kwargs, None, None)))
+            policies.append((name, seed, folder))
+        columns[train_column(name)] = (c.actuators, kwargs, None, None)
+    columns.update(hardware)
     rows, evaluated = [], 0
-    for name, seed, folder, own in policies:
+    for name, seed, folder in policies:
         policy = SavedPolicy.load(folder)
         cache_file = folder / EVALUATIONS
         cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
-        for hw, (acts, kwargs, sensor, net) in {OWN: own, **hardware}.items():
+        for hw, (acts, kwargs, sensor, net) in columns.items():
             key = json.dumps(_canon({"actuators": acts, "task_kwargs": kwargs, "sensor": sensor, "fitted_net": net,
                                      "episodes": exp.episodes, "seed": exp.eval_seed}), sort_keys=True)
             if key not in cache:

@@ -61,9 +61,9 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
     out = tmp_path / "cli" / "transfer" / "toy"  # where the command line writes (OUT/transfer/<name>)
     a = run(path, out)
     assert sorted(a["trained"]) == sorted((c, s) for c in ("ideal", "dc") for s in (0, 1)) and a["reused"] == []
-    assert a["fitted"] == ["net"] and a["evaluated"] == 12
-    # the table: every (condition, seed) on its own training condition and both hardware conditions
-    cols = (transfer.OWN, "slow_friction", "net")
+    # the table: every (condition, seed) on both training conditions and both hardware conditions
+    cols = ("train:ideal", "train:dc", "slow_friction", "net")
+    assert a["fitted"] == ["net"] and a["evaluated"] == 2 * 2 * len(cols)
     assert len(a["rows"]) == 2 * 2 * len(cols)
     assert {(r["train_condition"], r["seed"], r["hardware_condition"]) for r in a["rows"]} == {
         (c, s, h) for c in ("ideal", "dc") for s in (0, 1) for h in cols}
@@ -76,7 +76,7 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
     assert header == ["train_condition", "seed", "hardware_condition", *transfer.METRICS]
     assert len((out / "summary.csv").read_text().splitlines()) == 1 + 2 * len(cols)
     md = (out / "summary.md").read_text()
-    assert "| train \\ hardware | (training) | slow_friction | net |" in md
+    assert "| train \\ hardware | train:ideal | train:dc | slow_friction | net |" in md
     assert (out / "heatmaps.png").stat().st_size > 0 and (out / "nets" / "net" / "actuator_net.onnx").is_file()
     first = (out / "results.csv").read_bytes()
 
@@ -88,11 +88,16 @@ def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
     # deterministic: a fresh folder (one of the policies, the net fitted again) gives the same rows
     d = run(toy_file(tmp_path, name="one.yaml", seeds="[1]", conditions=("ideal",)), tmp_path / "fresh")
     assert d["trained"] == [("ideal", 1)] and d["fitted"] == ["net"]
-    assert d["rows"] == [r for r in a["rows"] if r["train_condition"] == "ideal" and r["seed"] == 1]
+    assert d["rows"] == [r for r in a["rows"] if r["train_condition"] == "ideal" and r["seed"] == 1
+                         and r["hardware_condition"] != "train:dc"]
 
     # a changed training condition is trained again (its recorded condition no longer matches)
     c = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml", seeds="[0]", conditions=("dc",)), out)
     assert c["trained"] == [("dc", 0)] and c["reused"] == [] and c["fitted"] == [] and c["evaluated"] == 3
+    # only the pairs not seen yet are evaluated: the ideal policy on the changed dc condition, the new dc
+    # policy on the ideal condition; the other 6 of the 8 are read back
+    e = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml", seeds="[0]", conditions=("ideal", "dc")), out)
+    assert e["trained"] == [] and e["evaluated"] == 2 and len(e["rows"]) == 8
 
 
 def test_evaluation_matches_single_env_rollouts():
