@@ -202,7 +202,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
     exp = load_transfer(path, allow_unsafe_checkpoint)
     out = Path(out_dir)
     t0 = time.perf_counter()
-    hardware: dict[str, tuple[Any, dict[str, Any], Any]] = {}
+    hardware: dict[str, tuple[Any, dict[str, Any], Any, Any]] = {}  # actuators, task kwargs, sensor, fitted_net
     fitted = []
     for name, c in exp.hardware_conditions.items():
         acts = c.actuators
@@ -237,7 +237,10 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
     for name, seed, folder in policies:
         policy = SavedPolicy.load(folder)
         cache_file = folder / EVALUATIONS
-        cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
+        try:
+            cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
+        except (ValueError, OSError):  # a damaged cache is dropped: the evaluations are run again
+            cache = {}
         for hw, (acts, kwargs, sensor, net) in columns.items():
             key = json.dumps(_canon({"actuators": acts, "task_kwargs": kwargs, "sensor": sensor, "fitted_net": net,
                                      "episodes": exp.episodes, "seed": exp.eval_seed}), sort_keys=True)
