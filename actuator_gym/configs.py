@@ -37,6 +37,9 @@ File kinds (top-level ``kind:``):
     groups>`` (a relative file is resolved next to the experiment), ``engine: sb3 | rsl_rl`` (the
     training engine, default ``sb3``; :data:`TRAIN_SETTINGS`), ``train: {...}`` (that engine's
     settings: :data:`TRAIN_KEYS` for ``sb3``, :data:`RSL_RL_TRAIN_KEYS` for ``rsl_rl``), ``seed``.
+``transfer``
+    a sim-to-sim transfer benchmark (``actuator-gym transfer``): training conditions, seeds and
+    held-out hardware conditions; schema in :mod:`actuator_gym._config_transfer`.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from typing import Any
 import yaml
 
 from ._config_groups import ConfigError, GroupChecker, key_path
+from ._config_transfer import TransferCondition, TransferExperiment, parse_transfer
 from ._safe_io import read_text
 from ._safe_yaml import Overflow, YamlRefused, load_yaml
 
@@ -61,6 +65,8 @@ __all__ = [
     "ActuatorPreset",
     "ThrusterPreset",
     "Experiment",
+    "TransferExperiment",
+    "TransferCondition",
     "load",
     "parse",
     "preset_dir",
@@ -353,7 +359,19 @@ class _Loader:
             return ThrusterPreset(name, cfg, None if rps is None else float(rps), desc, src)
         if kind == "experiment":
             return self._experiment(doc, where, name, desc, src, folder, groups)
-        raise ConfigError(f"{where}: 'kind' must be one of ['actuators', 'thrusters', 'experiment'], got {kind!r}")
+        if kind == "transfer":
+            return parse_transfer(doc, where, name, desc, src, lambda a, key: self._actuators(a, key, where, folder, groups),
+                                  lambda k, v: _check_train(k, v, where, self.limits), TRAIN_KEYS)
+        raise ConfigError(f"{where}: 'kind' must be one of ['actuators', 'thrusters', 'experiment', 'transfer'], got {kind!r}")
+
+    def _actuators(self, acts: Any, key: str, where: str, folder: Path | None, groups: GroupChecker) -> dict[str, Any]:
+        """An ``actuators:`` value of a transfer condition: a preset name / file, or inline groups."""
+        if isinstance(acts, str):
+            preset = self.load(acts, folder)
+            if not isinstance(preset, ActuatorPreset):
+                raise ConfigError(f"{where}: {key}: {acts!r} is not an actuator preset (kind: {type(preset).__name__})")
+            return preset.actuators
+        return groups.groups(acts, key, _model_table())
 
     def _experiment(self, doc, where, name, desc, src, folder, groups) -> Experiment:
         _only(doc, {"kind", "name", "description", "task", "task_kwargs", "actuators", "engine", "train", "seed"}, where, "")

@@ -6,6 +6,7 @@
     actuator-gym rollout --task ID ...     run a task with a preset and a random/zero/saved policy
     actuator-gym train --task ID ...       PPO (--engine sb3 | rsl_rl | ray) with a learning curve and a saved policy
     actuator-gym fit DATA ...              train an actuator network from logged data and export it
+    actuator-gym transfer FILE             sim-to-sim transfer benchmark: train x held-out hardware matrix
 
 Every error ends in one line ``actuator-gym: error: ...`` and exit status 2 (``--debug`` shows the
 traceback).
@@ -360,6 +361,23 @@ def cmd_fit(args) -> int:
     return int(fit.main(fit_args) or 0)
 
 
+# -- transfer ----------------------------------------------------------------------------------
+def cmd_transfer(args) -> int:
+    from . import transfer
+
+    exp = transfer.load_transfer(args.file, args.allow_unsafe_checkpoint)  # checked before anything is written
+    out = Path(args.out) / "transfer" / exp.name
+    report = transfer.run_transfer(args.file, out, allow_unsafe_checkpoint=args.allow_unsafe_checkpoint)
+    print(f"{exp.task}: {len(report['trained'])} polic(ies) trained, {len(report['reused'])} reused, "
+          f"{len(report['fitted'])} net(s) fitted, {report['evaluated']} evaluation(s) run in {report['wall_s']:.1f} s")
+    keys = ("train_condition", "hardware_condition", "tracking_error", "tracking_error_ci95", "return", "fell", "energy",
+            "saturated_fraction", "peak_abs_effort")
+    _print_table([{k: r[k] for k in keys} for r in report["summary"]])
+    for f in report["files"]:
+        print(f"  {f}")
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------------------
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line: ``PROG: error: ... (see PROG --help)``."""
@@ -498,6 +516,19 @@ def build_parser() -> argparse.ArgumentParser:
                                 f"else {configs_default('eval_every')})")
             _add_ray_options(r)
             r.set_defaults(func=cmd_train)
+
+    t = sub.add_parser("transfer", help="train under several conditions, evaluate on held-out hardware conditions",
+                       description="Run a sim-to-sim transfer benchmark from a transfer file (kind: transfer; see "
+                                   "docs/transfer.md): fit its learned-actuator nets, train one policy per training "
+                                   "condition and seed, evaluate each deterministically on every hardware condition; "
+                                   "write results.csv, summary.csv, summary.md and heatmaps.png to OUT/transfer/NAME. "
+                                   "Resumable: policies and nets already there for the same condition are reused.")
+    t.add_argument("file", metavar="FILE", help="transfer file: a bundled name (transfer_pendulum, transfer_quadruped) or a YAML path")
+    t.add_argument("--allow-unsafe-checkpoint", action="store_true",
+                   help="let the file's actuator presets load network formats that can run code (TorchScript, pickle, "
+                        ".pt2); only for files you trust (default: off)")
+    _add_out(t)
+    t.set_defaults(func=cmd_transfer)
 
     f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
     f.add_argument("fit_args", nargs=argparse.REMAINDER)

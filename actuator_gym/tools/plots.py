@@ -114,3 +114,34 @@ def learning_curve(steps: Sequence[int], returns: Sequence[float], path: Path, t
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def heatmap_grid(path: Path, rows: Sequence[str], cols: Sequence[str], panels: dict[str, tuple[np.ndarray, np.ndarray, bool]],
+                 title: str) -> Path:
+    """One annotated heatmap per panel, two per line: ``panels = {label: (mean (rows, cols), ci (rows, cols),
+    higher_is_better)}``; each cell shows ``mean ± ci`` (nan: empty)."""
+    plt = _plt()
+    ncols = 2 if len(panels) > 1 else 1
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * (1.5 + 1.3 * len(cols)), nrows * (1.0 + 0.7 * len(rows)) + 0.6),
+                             dpi=110, squeeze=False)
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
+    for ax, (label, (z, ci, higher_better)) in zip(axes.ravel(), panels.items()):
+        z = np.asarray(z, dtype=np.float64)
+        im = ax.imshow(z, cmap="viridis" if higher_better else "viridis_r", aspect="auto")
+        for i in range(len(rows)):
+            for j in range(len(cols)):
+                if np.isfinite(z[i, j]):
+                    bright = im.norm(z[i, j]) > 0.6 if higher_better else im.norm(z[i, j]) < 0.4  # viridis' yellow end
+                    ax.text(j, i, f"{z[i, j]:.3g}\n±{ci[i][j]:.2g}", ha="center", va="center", fontsize=7,
+                            color="k" if bright else "w")
+        ax.set_xticks(range(len(cols)), list(cols), rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(len(rows)), list(rows), fontsize=7)
+        ax.set_title(label, fontsize=9)
+        fig.colorbar(im, ax=ax, shrink=0.8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

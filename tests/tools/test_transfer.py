@@ -1,0 +1,228 @@
+"""`actuator-gym transfer`: the pipeline end to end at toy size, its schema, its evaluation and statistics."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import textwrap
+
+import numpy as np
+import pytest
+
+import actuator_gym  # noqa: F401  (registers the tasks; before mujoco)
+from actuator_gym import configs
+from actuator_gym.tools import transfer, transfer_report
+from actuator_gym.tools.cli import main as cli_main
+from actuator_gym.tools.training import evaluate, make_env, make_vec_env
+
+DC = ("{model: DCMotor, joint_names_expr: [hinge], stiffness: 20.0, damping: 2.0, saturation_effort: 6.0, "
+      "actuator_effort_limit: 4.5, actuator_velocity_limit: 8.0, min_delay: %d, max_delay: %d}")
+
+
+def toy_file(tmp_path, dc_delay=(1, 3), name="toy.yaml", seeds="2", conditions=("ideal", "dc")):
+    """2 training conditions x 2 seeds x 2 hardware conditions (one a fitted net) on 0.5 s pendulum episodes."""
+    train = {"ideal": "{p: {model: IdealPD, joint_names_expr: [hinge], stiffness: 20.0, damping: 2.0}}",
+             "dc": "{p: %s}" % (DC % dc_delay)}
+    conds = "".join(f"\n          {c}:\n            actuators: {train[c]}" for c in conditions)
+    text = textwrap.dedent(f"""
+        kind: transfer
+        task: actuator_gym/Pendulum-v0
+        task_kwargs: {{episode_length_s: 0.5}}
+        engine: sb3
+        train: {{total_timesteps: 512, num_envs: 4, n_steps: 128, batch_size: 256, eval_every: 100000,
+                 eval_episodes: 1, net_arch: [16]}}
+        seeds: {seeds}
+        evaluation: {{episodes: 3, seed: 7}}
+        train_conditions:{conds}
+        hardware_conditions:
+          slow_friction:
+            actuators: {{p: {DC % (18, 24)}}}
+            task_kwargs: {{joint_friction: 0.3}}
+          net:
+            fitted_net:
+              group: p
+              joint_names_expr: [hinge]
+              motor: {{stiffness: 16.0, kd: 1.5, saturation_effort: 5.0, effort_limit: 3.8, velocity_limit: 6.0,
+                       delay_steps: 2, inertia: 0.15, damping: 0.0, dt: 0.002777777777777778}}
+              log: {{num_steps: 400, num_sequences: 2}}
+              fit: {{epochs: 5, hidden: [8]}}
+    """)
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def run(path, out):
+    return transfer.run_transfer(path, out, progress=False, log=lambda _msg: None)
+
+
+def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
+    path = toy_file(tmp_path)
+    out = tmp_path / "cli" / "transfer" / "toy"  # where the command line writes (OUT/transfer/<name>)
+    a = run(path, out)
+    assert sorted(a["trained"]) == sorted((c, s) for c in ("ideal", "dc") for s in (0, 1)) and a["reused"] == []
+    # the table: every (condition, seed) on both training conditions and both hardware conditions
+    cols = ("train:ideal", "train:dc", "slow_friction", "net")
+    assert a["fitted"] == ["net"] and a["evaluated"] == 2 * 2 * len(cols)
+    assert len(a["rows"]) == 2 * 2 * len(cols)
+    assert {(r["train_condition"], r["seed"], r["hardware_condition"]) for r in a["rows"]} == {
+        (c, s, h) for c in ("ideal", "dc") for s in (0, 1) for h in cols}
+    for r in a["rows"]:
+        assert r["fell"] == 0.0  # the pendulum never terminates
+        assert r["tracking_error"] > 0 and r["return"] < 0 and r["energy"] > 0 and r["peak_abs_effort"] > 0
+        assert 0.0 <= r["saturated_fraction"] <= 1.0
+    assert len(a["summary"]) == 2 * len(cols) and all(s["seeds"] == 2 for s in a["summary"])
+    header = (out / "results.csv").read_text().splitlines()[0].split(",")
+    assert header == ["train_condition", "seed", "hardware_condition", *transfer.METRICS]
+    assert len((out / "summary.csv").read_text().splitlines()) == 1 + 2 * len(cols)
+    md = (out / "summary.md").read_text()
+    assert "| train \\ hardware | train:ideal | train:dc | slow_friction | net |" in md
+    assert (out / "heatmaps.png").stat().st_size > 0 and (out / "nets" / "net" / "actuator_net.onnx").is_file()
+    first = (out / "results.csv").read_bytes()
+
+    # resumable: a second run (the command line) trains and fits nothing and evaluates to the same bytes
+    assert cli_main(["transfer", str(path), "--out", str(tmp_path / "cli")]) == 0
+    assert "0 polic(ies) trained, 4 reused, 0 net(s) fitted, 0 evaluation(s) run" in capsys.readouterr().out
+    assert (out / "results.csv").read_bytes() == first
+
+    # deterministic: a fresh folder (one of the policies, the net fitted again) gives the same rows
+    d = run(toy_file(tmp_path, name="one.yaml", seeds="[1]", conditions=("ideal",)), tmp_path / "fresh")
+    assert d["trained"] == [("ideal", 1)] and d["fitted"] == ["net"]
+    assert d["rows"] == [r for r in a["rows"] if r["train_condition"] == "ideal" and r["seed"] == 1
+                         and r["hardware_condition"] != "train:dc"]
+
+    # a changed training condition is trained again (its recorded condition no longer matches)
+    c = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml", seeds="[0]", conditions=("dc",)), out)
+    assert c["trained"] == [("dc", 0)] and c["reused"] == [] and c["fitted"] == [] and c["evaluated"] == 3
+    # only the pairs not seen yet are evaluated: the ideal policy on the changed dc condition, the new dc
+    # policy on the ideal condition; the other 6 of the 8 are read back
+    e = run(toy_file(tmp_path, dc_delay=(2, 4), name="toy2.yaml", seeds="[0]", conditions=("ideal", "dc")), out)
+    assert e["trained"] == [] and e["evaluated"] == 2 and len(e["rows"]) == 8
+
+
+def test_evaluation_matches_single_env_rollouts():
+    """Batched env i, reset with seed + i, is the single env reset with seed + i: the same return."""
+    task, kwargs = "actuator_gym/Pendulum-v0", {"episode_length_s": 0.5}
+    acts = configs.parse({"kind": "actuators", "groups": {"p": {"model": "DCMotor", "joint_names_expr": ["hinge"],
+                          "stiffness": 20.0, "damping": 2.0, "saturation_effort": 3.0, "actuator_effort_limit": 2.5,
+                          "actuator_velocity_limit": 4.0, "min_delay": 0, "max_delay": 6}}}).actuators
+
+    def policy(obs):  # a fixed feedback law: push toward the command
+        return np.clip(np.asarray(obs)[..., 3:4] - 2.0 * np.asarray(obs)[..., 4:5], -1.0, 1.0).astype(np.float32)
+
+    m = transfer.evaluate_policy(policy, task, acts, kwargs, episodes=3, seed=11)
+    env = make_env(task, acts, **kwargs)
+    for i in range(3):
+        assert m["return"][i] == pytest.approx(evaluate(policy, env, 1, seed=11 + i), rel=1e-9, abs=1e-12)
+    env.close()
+    assert (m["saturated_fraction"] > 0).all()  # the weak motor binds under this law
+    assert np.all(m["fell"] == 0)
+    # a sensor that does nothing changes nothing; a laggy one changes what the policy does
+    idle = transfer.evaluate_policy(policy, task, acts, kwargs, 3, 11, sensor={"columns": [2, 4]})
+    assert all(np.array_equal(idle[k], m[k]) for k in transfer.METRICS)
+    laggy = transfer.evaluate_policy(policy, task, acts, kwargs, 3, 11, sensor={"columns": [2, 4], "min_delay": 3, "max_delay": 3})
+    assert not np.array_equal(laggy["return"], m["return"])
+
+
+def test_quadruped_tracking_error_is_the_body_frame_vx_error():
+    vec = make_vec_env("actuator_gym/Quadruped-v0", 3)
+    obs, _ = vec.reset(seed=3)
+    for _ in range(5):
+        obs, *_ = vec.step(np.zeros((3, 12), dtype=np.float32))
+    err = transfer.tracking_error("actuator_gym/Quadruped-v0", vec.unwrapped)
+    # observation layout (envs/quadruped.py): [0:3] body-frame base velocity, [45:48] the command
+    np.testing.assert_allclose(err, np.abs(obs[:, 0] - obs[:, 45]), rtol=1e-5, atol=1e-6)
+    assert err.max() > 0
+    vec.close()
+
+
+def test_t_quantile_closed_forms():
+    p = 0.975
+    assert transfer_report.t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-5)  # Cauchy
+    a = 2 * p - 1
+    assert transfer_report.t_quantile(p, 2) == pytest.approx(a * math.sqrt(2 / (1 - a * a)), rel=1e-5)
+    assert transfer_report.t_quantile(p, 2000) == pytest.approx(statistics.NormalDist().inv_cdf(p), rel=1e-3)
+    with pytest.raises(ValueError, match="p must be in"):
+        transfer_report.t_quantile(0.3, 2)
+
+
+def test_summary_mean_and_confidence_interval():
+    rows = [{"train_condition": "t", "hardware_condition": "h", "seed": s, **{m: float(v) for m in transfer.METRICS}}
+            for s, v in enumerate((1.0, 2.0, 6.0))]
+    (row,) = transfer_report.summarize(rows)
+    sd = statistics.stdev([1.0, 2.0, 6.0])
+    assert row["seeds"] == 3 and row["return"] == pytest.approx(3.0)
+    assert row["return_ci95"] == pytest.approx(transfer_report.t_quantile(0.975, 2) * sd / math.sqrt(3))
+    (one,) = transfer_report.summarize(rows[:1])
+    assert one["return_ci95"] == 0.0
+
+
+def _doc(**changes):
+    doc = {
+        "kind": "transfer", "task": "actuator_gym/Pendulum-v0", "seeds": 2,
+        "train_conditions": {"a": {"actuators": {"p": {"model": "IdealPD", "stiffness": 20.0}}}},
+        "hardware_conditions": {"b": {"actuators": {"p": {"model": "IdealPD", "stiffness": 10.0}}}},
+    }
+    doc.update(changes)
+    return doc
+
+
+NET = {"group": "p", "motor": {"stiffness": 16.0, "kd": 1.5, "saturation_effort": 5.0, "effort_limit": 3.8,
+                               "velocity_limit": 6.0, "delay_steps": 2, "inertia": 0.15, "damping": 0.0, "dt": 0.005}}
+
+
+@pytest.mark.parametrize("changes, match", [
+    (dict(engine="tf_agents"), r"engine must be one of \['sb3', 'rsl_rl', 'ray'\], got 'tf_agents'"),
+    (dict(seeds=0), r"seeds must be an integer in \[1, 64\], got 0"),
+    (dict(seeds=[1, 1]), r"seeds must not repeat a seed"),
+    (dict(colour="red"), r"unknown key\(s\) \['colour'\]"),
+    (dict(train={"total_timesteps": -5}), r"train.total_timesteps must be a positive integer"),
+    (dict(evaluation={"episodes": 0}), r"evaluation.episodes must be an integer in \[1, 4096\]"),
+    (dict(hardware_conditions={}), r"'hardware_conditions' must define 1 to 64 conditions"),
+    (dict(hardware_conditions={"b": {"actuators": {"p": {"model": "IdealPD", "stiffness": 20.0}}}}),
+     r"hardware_conditions.b equals train_conditions.a; a hardware condition must be held out"),
+    (dict(hardware_conditions={"b/../x": {}}), r"condition names must be letters, digits"),
+    (dict(hardware_conditions={"b": {"fitted_net": {**NET, "motor": {"stiffness": 1.0}}}}),
+     r"hardware_conditions.b.fitted_net.motor: missing key\(s\) \['damping', 'delay_steps'"),
+    (dict(hardware_conditions={"b": {"fitted_net": {**NET, "motor": {**NET["motor"], "inertia": 0.0}}}}),
+     r"fitted_net.motor.inertia must be a finite number > 0 \[kg·m²\], got 0.0"),
+    (dict(hardware_conditions={"b": {"fitted_net": {**NET, "fit": {"epochs": 0}}}}), r"fitted_net.fit.epochs must be an integer in \[1, 100000\]"),
+    (dict(train_conditions={"a": {"fitted_net": NET}}), r"train_conditions.a: unknown key\(s\) \['fitted_net'\]"),
+    (dict(hardware_conditions={"b": {"sensor": {"columns": [0], "min_delay": 2, "max_delay": 1}}}),
+     r"hardware_conditions.b.sensor: min_delay \(2\) must be <= max_delay \(1\) \[control steps\]"),
+    (dict(hardware_conditions={"b": {"sensor": {"columns": [0, 1], "noise_std": [0.1, 0.1, 0.1]}}}),
+     r"hardware_conditions.b.sensor.noise_std must be a number >= 0 or 2 of them"),
+    (dict(train_conditions={"a": {"actuators": {"p": {"model": "Servo"}}}}), r"train_conditions.a.actuators.p.model must be one of"),
+])
+def test_bad_transfer_files_are_refused(changes, match):
+    with pytest.raises(configs.ConfigError, match=match):
+        configs.parse(_doc(**changes), "exp.yaml")
+
+
+def test_cli_refuses_a_bad_file_before_writing(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: transfer\ntask: actuator_gym/Pendulum-v0\nseeds: -1\n")
+    assert cli_main(["transfer", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert "seeds must be an integer in [1, 64], got -1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    other = tmp_path / "other.yaml"
+    other.write_text(textwrap.dedent("""
+        kind: transfer
+        task: actuator_gym/Ant-v0
+        train_conditions: {a: {}}
+        hardware_conditions: {b: {task_kwargs: {episode_length_s: 1.0}}}
+    """))
+    assert cli_main(["transfer", str(other), "--out", str(tmp_path / "out")]) == 2
+    assert "has no tracking-error definition; supported: ['actuator_gym/Pendulum-v0', 'actuator_gym/Quadruped-v0']" in capsys.readouterr().err
+    unknown = tmp_path / "engine.yaml"
+    unknown.write_text(other.read_text().replace("Ant-v0", "Pendulum-v0") + "engine: ray\n")
+    assert cli_main(["transfer", str(unknown), "--out", str(tmp_path / "out")]) == 2
+    assert "engine 'ray' is not available; available: " in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["transfer_pendulum", "transfer_quadruped"])
+def test_bundled_transfer_files_hold_out_every_hardware_condition(name):
+    exp = transfer.load_transfer(name)
+    assert len(exp.seeds) >= 3 and len(exp.train_conditions) >= 3 and exp.engine in ("sb3", "rsl_rl")
+    assert any(c.fitted_net is not None for c in exp.hardware_conditions.values())
