@@ -361,7 +361,7 @@ class _Loader:
             return self._experiment(doc, where, name, desc, src, folder, groups)
         if kind == "transfer":
             return parse_transfer(doc, where, name, desc, src, lambda a, key: self._actuators(a, key, where, folder, groups),
-                                  lambda k, v: _check_train(k, v, where, self.limits), TRAIN_KEYS)
+                                  lambda engine, train: _transfer_train(engine, train, where, self.limits))
         raise ConfigError(f"{where}: 'kind' must be one of ['actuators', 'thrusters', 'experiment', 'transfer'], got {kind!r}")
 
     def _actuators(self, acts: Any, key: str, where: str, folder: Path | None, groups: GroupChecker) -> dict[str, Any]:
@@ -463,6 +463,14 @@ def _scan(x: Any, where: str, path: str, unlimited: bool, bounded: bool, limits:
             raise ConfigError(f"{where}: {at}: {text} is too large; allowed: |value| <= {bound}")
     else:
         raise ConfigError(f"{where}: {at}: a {type(x).__name__} is not allowed; allowed: mappings, lists, strings, numbers, booleans, null")
+
+
+def _transfer_train(engine: str, train: dict, where: str, limits: ConfigLimits) -> dict[str, Any]:
+    """A transfer file's ``train:``: checked as an experiment's for the engines of :data:`TRAIN_SETTINGS`;
+    the ``ray`` engine's settings are handed to it as given (``train_ray`` checks them before it starts)."""
+    if engine not in TRAIN_SETTINGS:
+        return dict(train)
+    return train_settings(engine, train, f"{where}: ", "train.", limits)
 
 
 def train_settings(

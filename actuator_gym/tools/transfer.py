@@ -100,17 +100,20 @@ def load_transfer(path: str | Path, allow_unsafe_checkpoint: bool = False):
 # -- training ----------------------------------------------------------------------------------
 def _engines() -> tuple[str, ...]:
     """The training engines :func:`_train_condition` can run."""
-    return ("sb3",)
+    from .engines import ENGINES
+
+    return tuple(ENGINES)
 
 
 def _train_condition(engine: str, task: str, out_dir: Path, *, actuators, task_kwargs, seed: int,
                      settings: Mapping[str, Any], progress: bool) -> dict[str, Any]:
     """Train one policy (the one place that calls a training engine)."""
-    from .training import train_ppo
+    from .engines import train_policy
 
     if engine not in _engines():
         raise ValueError(f"transfer: engine {engine!r} is not available; available: {list(_engines())}")
-    return train_ppo(task, out_dir, actuators=actuators, task_kwargs=task_kwargs, seed=seed, progress=progress, **dict(settings))
+    return train_policy(engine, task, out_dir, actuators=actuators, task_kwargs=task_kwargs, seed=seed,
+                        settings=dict(settings), progress=progress)
 
 
 def _canon(x: Any) -> Any:

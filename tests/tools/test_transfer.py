@@ -215,9 +215,9 @@ def test_cli_refuses_a_bad_file_before_writing(tmp_path, capsys):
     assert cli_main(["transfer", str(other), "--out", str(tmp_path / "out")]) == 2
     assert "has no tracking-error definition; supported: ['actuator_gym/Pendulum-v0', 'actuator_gym/Quadruped-v0']" in capsys.readouterr().err
     unknown = tmp_path / "engine.yaml"
-    unknown.write_text(other.read_text().replace("Ant-v0", "Pendulum-v0") + "engine: ray\n")
+    unknown.write_text(other.read_text().replace("Ant-v0", "Pendulum-v0") + "engine: rsl_rl\ntrain: {n_steps: 64}\n")
     assert cli_main(["transfer", str(unknown), "--out", str(tmp_path / "out")]) == 2
-    assert "engine 'ray' is not available; available: " in capsys.readouterr().err
+    assert "unknown key(s) ['train.n_steps'] for engine 'rsl_rl'; allowed: " in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
