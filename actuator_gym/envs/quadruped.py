@@ -64,6 +64,15 @@ from .._checks import check_bool, check_interval, check_real
 from .._math import quat_to_rotmat
 from ..actuators.models import DCMotorCfg, IdealPDActuatorCfg
 from ..actuators.net_models import ActuatorNetMLPCfg
+from .quadruped_terms import (
+    FootTracker,
+    QuadrupedObsScales,
+    QuadrupedRewardCfg,
+    RewardInputs,
+    foot_positions,
+    quadruped_observation,
+    quadruped_reward,
+)
 from .task import BatchedTask, TaskCfg
 from .task_cfg import check_nested_cfg, check_real_fields
 
@@ -84,8 +93,10 @@ __all__ = [
     "trunk_floor_clearance",
     "sample_velocity_command",
     "quadruped_observation",
+    "QuadrupedObsScales",
     "QuadrupedRewardCfg",
     "quadruped_reward",
+    "sample_commands",
     "quadruped_termination",
 ]
 
@@ -251,81 +262,12 @@ def sample_velocity_command(rng: Any, n: int, ranges) -> np.ndarray:
     return rng.uniform(r[:, 0], r[:, 1], size=(n, 3))
 
 
-def quadruped_observation(
-    base_quat, base_lin_vel_world, base_ang_vel_body, joint_pos, joint_vel, default_pos, last_action, command
-) -> np.ndarray:
-    """The 48-float observation (layout in the module docstring), ``(N, 48)`` float32.
-
-    ``base_lin_vel_world`` (N, 3) [m/s] is rotated into the body frame; ``base_ang_vel_body`` (N, 3)
-    [rad/s] is already in the body frame (MuJoCo's free-joint angular velocity is).
-    """
-    n = np.asarray(base_quat).shape[0]
-    rot = quat_to_rotmat(base_quat)
-    lin_b = np.einsum("nji,nj->ni", rot, np.asarray(base_lin_vel_world, dtype=np.float64))
-    grav_b = -rot[:, 2, :]  # R^T @ (0, 0, -1)
-    out = np.empty((n, 48), dtype=np.float32)
-    out[:, 0:3] = lin_b
-    out[:, 3:6] = base_ang_vel_body
-    out[:, 6:9] = grav_b
-    out[:, 9:21] = np.asarray(joint_pos) - np.asarray(default_pos)
-    out[:, 21:33] = joint_vel
-    out[:, 33:45] = last_action
-    out[:, 45:48] = command
-    return out
-
-
-@dataclass
-class QuadrupedRewardCfg:
-    """Reward weights (per second of simulated time; the step reward is ``sum(w * term) * dt_policy``)."""
-
-    tracking_lin_vel: float = 1.0
-    """Weight of ``exp(-|v_xy* - v_xy|² / sigma²)`` (body frame)."""
-    tracking_ang_vel: float = 0.5
-    """Weight of ``exp(-(w_z* - w_z)² / sigma²)``."""
-    tracking_sigma: float = 0.5
-    """Kernel width sigma [m/s or rad/s] (the exponent divides by sigma²)."""
-    lin_vel_z: float = -2.0
-    """Weight of ``v_z²`` [(m/s)²] (body frame)."""
-    ang_vel_xy: float = -0.05
-    """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
-    action_rate: float = -0.16
-    """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad]."""
-    power: float = -2e-4
-    """Weight of the mechanical power ``sum_j |tau_j * qd_j|`` [W] (actuator telemetry)."""
-    termination: float = -2.0
-    """Added once (not scaled by dt) when an episode terminates."""
-
-
-def quadruped_reward(
-    cfg: QuadrupedRewardCfg,
-    dt: float,
-    command,
-    base_lin_vel_body,
-    base_ang_vel_body,
-    action,
-    last_action,
-    power,
-    terminated,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Reward ``(N,)`` and its weighted terms ``{name: (N,)}``.
-
-    ``power`` (N,) [W] is the mechanical power of the actuators averaged over the policy step
-    (``mean over substeps of sum_j |applied_effort * joint_vel|``).
-    """
-    cmd = np.asarray(command, dtype=np.float64)
-    v = np.asarray(base_lin_vel_body, dtype=np.float64)
-    w = np.asarray(base_ang_vel_body, dtype=np.float64)
-    s2 = cfg.tracking_sigma**2
-    terms = {
-        "tracking_lin_vel": cfg.tracking_lin_vel * np.exp(-np.sum((cmd[:, :2] - v[:, :2]) ** 2, axis=1) / s2) * dt,
-        "tracking_ang_vel": cfg.tracking_ang_vel * np.exp(-((cmd[:, 2] - w[:, 2]) ** 2) / s2) * dt,
-        "lin_vel_z": cfg.lin_vel_z * v[:, 2] ** 2 * dt,
-        "ang_vel_xy": cfg.ang_vel_xy * np.sum(w[:, :2] ** 2, axis=1) * dt,
-        "action_rate": cfg.action_rate * np.sum((np.asarray(action) - np.asarray(last_action)) ** 2, axis=1) * dt,
-        "power": cfg.power * np.asarray(power, dtype=np.float64) * dt,
-        "termination": cfg.termination * np.asarray(terminated, dtype=np.float64),
-    }
-    return sum(terms.values()), terms
+def sample_commands(rng: Any, n: int, ranges, standing_prob: float) -> np.ndarray:
+    """``(n, 3)`` commands as :func:`sample_velocity_command`, each row then set to zero (a standing
+    command) with probability ``standing_prob`` (one more uniform draw per env, after the command's)."""
+    cmd = sample_velocity_command(rng, n, ranges)
+    cmd[rng.uniform(0.0, 1.0, size=n) < standing_prob] = 0.0
+    return cmd
 
 
 def quadruped_termination(
@@ -419,9 +361,24 @@ class QuadrupedCfg(TaskCfg):
     geometry: QuadrupedGeometry = field(default_factory=QuadrupedGeometry)
     """Dimensions and masses of the generated model."""
     command_ranges: tuple = ((-1.0, 1.0), (-0.5, 0.5), (-1.0, 1.0))
-    """(low, high) of vx [m/s], vy [m/s], yaw rate [rad/s], sampled uniformly per episode."""
+    """(low, high) of vx [m/s], vy [m/s], yaw rate [rad/s], sampled uniformly at reset and every
+    ``command_resample_s``."""
+    command_resample_s: float = 5.0
+    """[s]: every env draws a new command after this much of its episode (0: once per episode)."""
+    standing_command_prob: float = 0.1
+    """Probability that a drawn command is zero (stand still)."""
+    obs_scales: QuadrupedObsScales = field(default_factory=QuadrupedObsScales)
+    """Observation scales (module docstring)."""
     reward_cfg: QuadrupedRewardCfg = field(default_factory=QuadrupedRewardCfg)
-    """Reward weights."""
+    """Reward weights and gait targets."""
+    contact_height: float = 0.025
+    """[m]: a foot is in contact when its centre is lower than this above the floor (foot radius
+    0.02 m + 5 mm)."""
+    random_episode_start: bool = False
+    """At a full reset (construction, ``reset()`` without a mask) start every env's episode clock at
+    a random step in ``[0, max_episode_steps)`` (drawn from its own stream), so the first episodes
+    end at different steps and the envs never all time out together; later episodes run the whole
+    limit. For training (legged_gym's ``init_at_random_ep_len``); leave False for evaluation."""
     min_base_height: float = 0.15
     """[m]: terminate below."""
     max_tilt: float = 1.0
@@ -441,7 +398,12 @@ class QuadrupedCfg(TaskCfg):
         name = type(self).__name__
         check_nested_cfg(self.geometry, QuadrupedGeometry, name, "geometry")
         check_nested_cfg(self.reward_cfg, QuadrupedRewardCfg, name, "reward_cfg")
-        check_real(self.reward_cfg.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
+        check_nested_cfg(self.obs_scales, QuadrupedObsScales, name, "obs_scales")
+        rc = self.reward_cfg
+        check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
+        check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
+        for key in ("air_time_target", "clearance_target", "moving_command"):
+            check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0)
         g = self.geometry
         for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",
                     "foot_radius", "init_height"):
@@ -452,19 +414,26 @@ class QuadrupedCfg(TaskCfg):
             raise ValueError(f"{name}: geometry.trunk_size must be 3 sizes > 0 and hip_offset 2 values, got "
                              f"{g.trunk_size!r}, {g.hip_offset!r}")
         check_real_fields(self, name, {"min_base_height": {}, "max_tilt": dict(low=0.0), "trunk_contact_margin": {},
-                                       "joint_pos_noise": dict(low=0.0)})
+                                       "joint_pos_noise": dict(low=0.0), "command_resample_s": dict(low=0.0),
+                                       "standing_command_prob": dict(low=0.0, high=1.0),
+                                       "contact_height": dict(low=0.0, low_open=True)})
         ranges = self.command_ranges
         if not isinstance(ranges, (list, tuple)) or len(ranges) != 3:
             raise TypeError(f"{name}: command_ranges must be three (low, high) pairs (vx, vy, yaw rate), got {ranges!r}")
         for label, r in zip(("vx [m/s]", "vy [m/s]", "yaw rate [rad/s]"), ranges):
             check_interval(r, f"command_ranges {label}", name)
         check_bool(self.random_yaw, "random_yaw", name)
+        check_bool(self.random_episode_start, "random_episode_start", name)
 
 
 class QuadrupedTask(BatchedTask):
     """Batched quadruped velocity tracking (see the module docstring)."""
 
     cfg_cls = QuadrupedCfg
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any):
+        super().__init__(num_envs, **kwargs)
+        self._start_episode_clocks(np.arange(self.num_envs))
 
     def setup(self) -> None:
         n = self.num_envs
@@ -479,6 +448,31 @@ class QuadrupedTask(BatchedTask):
         if missing and not self.cfg.mjcf:
             raise ValueError(f"QuadrupedTask: the model lacks joints {sorted(missing)}")
         self._half = np.asarray(self.cfg.geometry.trunk_size) / 2
+        import mujoco
+
+        self._calf_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"{leg}_calf") for leg in LEG_NAMES]
+        if min(self._calf_ids) < 0:
+            raise ValueError(f"QuadrupedTask: the model needs the bodies {[f'{leg}_calf' for leg in LEG_NAMES]}")
+        self.feet = FootTracker(n, len(LEG_NAMES), self.cfg.contact_height)
+        """Foot contact and air-time bookkeeping (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`)."""
+        self._feet_fresh = np.ones(n, dtype=bool)  # reset since the last foot update: re-measure
+        self._last_joint_vel = np.zeros((n, len(self.joint_names)))
+        self._joint_range = np.asarray(self.backend.joints.range, dtype=np.float64).reshape(-1, 2)  # (J, 2) [rad]
+        steps = round(self.cfg.command_resample_s / self.dt)
+        self._resample_steps = int(steps) if steps > 0 else 0
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None):
+        obs, info = super().reset(seed=seed, options=options)
+        if options is None or options.get("reset_mask") is None:
+            self._start_episode_clocks(np.arange(self.num_envs))
+        return obs, info
+
+    def _start_episode_clocks(self, ids: np.ndarray) -> None:
+        """``random_episode_start``: the envs' episode clocks at random steps in [0, limit) (own streams)."""
+        if not self.cfg.random_episode_start or not np.isfinite(self.max_episode_steps):
+            return
+        u = self.streams.for_envs(ids).uniform(0.0, 1.0, size=len(ids))
+        self.episode_step[ids] = np.minimum((u * self.max_episode_steps).astype(np.int64), int(self.max_episode_steps) - 1)
 
     def sample_reset(self, env_ids, rng):
         k = len(env_ids)
@@ -489,9 +483,11 @@ class QuadrupedTask(BatchedTask):
         qpos[:, 3] = np.cos(yaw / 2)
         qpos[:, 6] = np.sin(yaw / 2)
         qpos[:, self._jq] = self.default_joint_pos + rng.uniform(-cfg.joint_pos_noise, cfg.joint_pos_noise, (k, len(self._jq)))
-        self.commands[env_ids] = sample_velocity_command(rng, k, cfg.command_ranges)
+        self.commands[env_ids] = sample_commands(rng, k, cfg.command_ranges, cfg.standing_command_prob)
         self.last_actions[env_ids] = 0.0
         self._terminated[env_ids] = False
+        self._last_joint_vel[env_ids] = 0.0
+        self._feet_fresh[env_ids] = True
         return {"qpos": qpos, "qvel": np.zeros((k, self.model.nv))}
 
     # state in the body frame
@@ -499,30 +495,65 @@ class QuadrupedTask(BatchedTask):
         be = self.backend
         return be.qpos[:, 0:3], be.qpos[:, 3:7], be.qvel[:, 0:3], be.qvel[:, 3:6]
 
+    def foot_positions(self) -> np.ndarray:
+        """``(num_envs, 4, 3)`` foot centres [m] in :data:`LEG_NAMES` order, from the calves' poses."""
+        be = self.backend
+        return foot_positions(be.field("xpos")[:, self._calf_ids], be.field("xmat")[:, self._calf_ids],
+                              self.cfg.geometry.calf_length)
+
+    def _sync_fresh_feet(self) -> None:
+        if self._feet_fresh.any():
+            ids = np.flatnonzero(self._feet_fresh)
+            self.feet.reset(ids, self.foot_positions()[ids])
+            self._feet_fresh[ids] = False
+
     def observe(self) -> np.ndarray:
+        self._sync_fresh_feet()  # called after every reset: the reset envs' feet re-measured
         pos, quat, v_world, w_body = self._base()
         return quadruped_observation(
             quat, v_world, w_body, self.backend.joint_pos(), self.backend.joint_vel(),
-            self.default_joint_pos, self.actions, self.commands,
+            self.default_joint_pos, self.actions, self.commands, self.cfg.obs_scales,
         )
 
     def reward(self) -> np.ndarray:
         cfg = self.cfg
+        self._sync_fresh_feet()
         pos, quat, v_world, w_body = self._base()
         self._terminated = quadruped_termination(
             pos, quat, self._half, cfg.min_base_height, cfg.max_tilt, cfg.trunk_contact_margin
         )
-        # mean over the substeps of sum_j |applied effort * joint velocity| [W]
-        power = self.telemetry["energy"].sum(axis=1) / self.dt
-        rew, self.reward_terms = quadruped_reward(
-            cfg.reward_cfg, self.dt, self.commands, quat_rotate_inverse(quat, v_world), w_body,
-            self.actions, self.last_actions, power, self._terminated,
+        self.feet.update(self.foot_positions(), self.dt)
+        f = self.feet
+        jv = self.backend.joint_vel()
+        inputs = RewardInputs(
+            command=self.commands, base_lin_vel_body=quat_rotate_inverse(quat, v_world), base_ang_vel_body=w_body,
+            gravity_body=-quat_to_rotmat(quat)[:, 2, :], action=self.actions, last_action=self.last_actions,
+            power=self.telemetry["energy"].sum(axis=1) / self.dt,  # mean over the substeps [W]
+            effort=self.telemetry["applied_effort"], joint_pos=self.backend.joint_pos(), joint_vel=jv,
+            last_joint_vel=self._last_joint_vel, default_joint_pos=self.default_joint_pos, joint_range=self._joint_range,
+            foot_height=f.height, foot_speed=f.speed, contact=f.contact, touchdown_air_time=f.touchdown_air_time,
+            first_contact=f.first_contact, terminated=self._terminated,
         )
+        rew, self.reward_terms = quadruped_reward(cfg.reward_cfg, self.dt, inputs)
         self.last_actions = self.actions.copy()
+        self._last_joint_vel = jv
+        self._resample_commands()
         return rew
+
+    def _resample_commands(self) -> None:
+        """Envs whose episode clock reached a multiple of ``command_resample_s`` draw a new command."""
+        if not self._resample_steps:
+            return
+        due = (self.episode_step > 0) & (self.episode_step % self._resample_steps == 0)
+        if due.any():
+            ids = np.flatnonzero(due)
+            cfg = self.cfg
+            self.commands[ids] = sample_commands(self.streams.for_envs(ids), len(ids), cfg.command_ranges,
+                                                 cfg.standing_command_prob)
 
     def terminated(self) -> np.ndarray:
         return self._terminated.copy()
 
     def extra_info(self) -> dict[str, np.ndarray]:
-        return {"command": self.commands.copy(), "base_height": np.array(self.backend.qpos[:, 2])}
+        return {"command": self.commands.copy(), "base_height": np.array(self.backend.qpos[:, 2]),
+                "foot_contact": self.feet.contact.copy()}
