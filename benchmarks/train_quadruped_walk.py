@@ -76,6 +76,8 @@ def evaluate(policy, num_envs: int, steps: int, seed: int, **task_kwargs):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--minutes", type=float, default=10.0, help="training wall-clock budget")
+    p.add_argument("--timesteps", type=int, default=None,
+                   help="stop after this many env steps instead (a busy machine: budget by steps, extrapolate the time)")
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--eval-every", type=int, default=25, help="iterations between evaluations")
     p.add_argument("--eval-envs", type=int, default=32)
@@ -94,7 +96,11 @@ def main():
     steps_per_iter = args.num_envs * TRAIN_CFG["num_steps_per_env"]
     curve, train_s, t0 = [], 0.0, time.time()
     print(f"{'iter':>5} {'steps':>9} {'train_s':>8} {'steps/s':>8} {'|vx err|':>8} {'return':>7} {'falls':>5}")
-    while train_s < args.minutes * 60:
+    def budget_left():
+        done = (runner.current_learning_iteration + 1) * steps_per_iter if curve else 0
+        return done < args.timesteps if args.timesteps else train_s < args.minutes * 60
+
+    while budget_left():
         t = time.time()
         runner.learn(num_learning_iterations=args.eval_every)
         train_s += time.time() - t
