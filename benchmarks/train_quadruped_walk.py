@@ -25,7 +25,7 @@ import torch
 import actuator_gym  # noqa: F401  (registers the ids; before mujoco)
 import gymnasium as gym
 from actuator_gym.adapters import rsl_rl
-from actuator_gym.envs.quadruped import LEG_NAMES, go1_dc_motor_cfg
+from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, go1_dc_motor_cfg
 from actuator_gym.tools.gait import GaitRecorder, format_gait
 
 TASK = "actuator_gym/Quadruped-v0"
@@ -84,6 +84,7 @@ def main():
     p.add_argument("--eval-steps", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/quadruped_walk")
+    p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt)")
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
@@ -100,7 +101,9 @@ def main():
         done = (runner.current_learning_iteration + 1) * steps_per_iter if curve else 0
         return done < args.timesteps if args.timesteps else train_s < args.minutes * 60
 
-    while budget_left():
+    if args.load:
+        runner.load(args.load)
+    while not args.load and budget_left():
         t = time.time()
         runner.learn(num_learning_iterations=args.eval_every)
         train_s += time.time() - t
@@ -112,7 +115,8 @@ def main():
         curve.append(row)
         print(f"{it:5d} {row['timesteps']:9d} {train_s:8.0f} {row['timesteps'] / train_s:8.0f} "
               f"{fig['vx_error']:8.3f} {fig['return']:7.2f} {fig['falls']:5d}", flush=True)
-    runner.save(os.path.join(args.out, "model.pt"))
+    if not args.load:
+        runner.save(os.path.join(args.out, "model.pt"))
     with open(os.path.join(args.out, "curve.csv"), "w") as fh:
         fh.write("iteration,timesteps,train_s,vx_error,eval_return,falls\n")
         for r in curve:
@@ -124,6 +128,9 @@ def main():
     for vx in (0.5, 1.0):  # fixed forward commands: the gait at one speed
         final[f"vx_{vx}"] = evaluate(policy, 16, 500, seed=30_000, command_ranges=((vx, vx), (0.0, 0.0), (0.0, 0.0)),
                                      standing_command_prob=0.0)
+    # where the motors bind: a 5 kg payload on the trunk (Go1's rated payload), fastest forward command
+    final["payload_5kg_vx_1.0"] = evaluate(policy, 16, 500, seed=30_000, geometry=QuadrupedGeometry(trunk_mass=10.0),
+                                           command_ranges=((1.0, 1.0), (0.0, 0.0), (0.0, 0.0)), standing_command_prob=0.0)
     for name, fig in final.items():
         print(f"\n== {name} ==\n{format_gait(fig)}")
         for k, m in fig["motors"].items():
