@@ -32,6 +32,7 @@ TASK = "actuator_gym/Quadruped-v0"
 TASK_KWARGS = dict(random_episode_start=True)  # the rest: the task's defaults (docs/tasks.md)
 MLP = {"class_name": "rsl_rl.models.MLPModel", "hidden_dims": [256, 128, 64], "activation": "elu",
        "obs_normalization": True}
+# init_std 0.25: with 1 rad per action unit, the same target noise as legged_gym's std 1 x 0.25 rad
 TRAIN_CFG = {  # rsl-rl-lib 5.5 layout
     "num_steps_per_env": 24,
     "save_interval": 10_000,
@@ -39,7 +40,7 @@ TRAIN_CFG = {  # rsl-rl-lib 5.5 layout
     "algorithm": {"class_name": "rsl_rl.algorithms.PPO", "num_learning_epochs": 5, "num_mini_batches": 4,
                   "learning_rate": 1e-3, "schedule": "adaptive", "desired_kl": 0.01, "entropy_coef": 0.01,
                   "gamma": 0.99, "lam": 0.95, "clip_param": 0.2, "max_grad_norm": 1.0},
-    "actor": {**MLP, "distribution_cfg": {"class_name": "rsl_rl.modules.GaussianDistribution", "init_std": 1.0}},
+    "actor": {**MLP, "distribution_cfg": {"class_name": "rsl_rl.modules.GaussianDistribution", "init_std": 0.25}},
     "critic": dict(MLP),
 }
 
@@ -95,11 +96,10 @@ def main():
 
     runner = OnPolicyRunner(env, TRAIN_CFG, log_dir=None, device="cpu")
     steps_per_iter = args.num_envs * TRAIN_CFG["num_steps_per_env"]
-    curve, train_s, t0 = [], 0.0, time.time()
+    curve, train_s, t0, iters = [], 0.0, time.time(), 0
     print(f"{'iter':>5} {'steps':>9} {'train_s':>8} {'steps/s':>8} {'|vx err|':>8} {'return':>7} {'falls':>5}")
     def budget_left():
-        done = (runner.current_learning_iteration + 1) * steps_per_iter if curve else 0
-        return done < args.timesteps if args.timesteps else train_s < args.minutes * 60
+        return iters * steps_per_iter < args.timesteps if args.timesteps else train_s < args.minutes * 60
 
     if args.load:
         runner.load(args.load)
@@ -107,9 +107,10 @@ def main():
         t = time.time()
         runner.learn(num_learning_iterations=args.eval_every)
         train_s += time.time() - t
+        iters += args.eval_every
         policy = runner.get_inference_policy().as_jit().eval()
         fig = evaluate(policy, args.eval_envs, args.eval_steps, seed=10_000)
-        it = runner.current_learning_iteration + 1
+        it = iters
         row = dict(iteration=it, timesteps=it * steps_per_iter, train_s=train_s, vx_error=fig["vx_error"],
                    eval_return=fig["return"], falls=fig["falls"])
         curve.append(row)

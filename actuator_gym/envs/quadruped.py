@@ -44,7 +44,8 @@ telemetry, averaged over the substeps), squared torques, joint accelerations and
 90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
 (``t_air - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of feet in
 contact), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
-default pose under a standing command). Termination: the trunk touches the floor (its lowest
+default pose under a standing command). The sum is clipped at 0 (``only_positive_rewards``)
+before the termination penalty is added. Termination: the trunk touches the floor (its lowest
 corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
 below ``min_base_height`` or tilts more than ``max_tilt``.
 
@@ -285,6 +286,7 @@ class QuadrupedCfg(TaskCfg):
         rc = self.reward_cfg
         check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
         check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
+        check_bool(rc.only_positive_rewards, "reward_cfg.only_positive_rewards", name)
         for key in ("air_time_target", "clearance_target", "moving_command"):
             check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0)
         g = self.geometry

@@ -124,6 +124,10 @@ class QuadrupedRewardCfg:
     """[m/s]: planar command speed above which the air-time term counts and below which ``stand_still`` does."""
     termination: float = -2.0
     """Added once (not scaled by dt) when an episode terminates."""
+    only_positive_rewards: bool = True
+    """Clip the step reward's sum of terms (all but ``termination``) at 0 before adding the
+    termination term (legged_gym's ``only_positive_rewards``): early in training the penalties
+    outweigh the tracking terms, and an unclipped negative living reward makes falling pay."""
 
 
 @dataclass
@@ -197,7 +201,7 @@ def joint_limit_term(joint_pos, joint_range, soft: float) -> np.ndarray:
 
 def quadruped_reward(cfg: QuadrupedRewardCfg, dt: float, s: RewardInputs) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Reward ``(N,)`` and its weighted terms ``{name: (N,)}`` (each already times ``dt``, but
-    ``termination``)."""
+    ``termination``): the terms' sum, clipped at 0 with ``only_positive_rewards``, plus ``termination``."""
     cmd = np.asarray(s.command, dtype=np.float64)
     v = np.asarray(s.base_lin_vel_body, dtype=np.float64)
     w = np.asarray(s.base_ang_vel_body, dtype=np.float64)
@@ -221,8 +225,11 @@ def quadruped_reward(cfg: QuadrupedRewardCfg, dt: float, s: RewardInputs) -> tup
         "stand_still": np.sum(np.abs(np.asarray(s.joint_pos) - np.asarray(s.default_joint_pos)), axis=1) * ~moving,
     }
     terms = {k: getattr(cfg, k) * x * dt for k, x in raw.items()}
+    total = sum(terms.values())
+    if cfg.only_positive_rewards:
+        total = np.maximum(total, 0.0)
     terms["termination"] = cfg.termination * np.asarray(s.terminated, dtype=np.float64)
-    return sum(terms.values()), terms
+    return total + terms["termination"], terms
 
 
 def foot_positions(calf_pos, calf_mat, calf_length: float) -> np.ndarray:

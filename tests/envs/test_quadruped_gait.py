@@ -54,12 +54,24 @@ def test_gait_reward_terms_by_hand():
     # stand still counts only for the zero command: 12 joints 0.1 rad off the default pose
     np.testing.assert_allclose(t["stand_still"], [0.0, w("stand_still", 1.2)])
     np.testing.assert_allclose(t["termination"], [0.0, cfg.termination])
-    np.testing.assert_allclose(rew, sum(t.values()))
+    living = sum(v for k, v in t.items() if k != "termination")
+    assert (living > 0).all()
+    np.testing.assert_allclose(rew, living + t["termination"])
     # soft limits: 0.9 of the knee's 1.8 rad range about its middle -1.8 -> [-2.61, -0.99] rad
     q = np.full((2, 12), -1.8)
     q[0, 2], q[1, 5] = -0.95, -2.7
     _, t = quadruped_reward(cfg, DT, _inputs(joint_pos=q))
     np.testing.assert_allclose(t["joint_limits"], [w("joint_limits", 0.04), w("joint_limits", 0.09)])
+
+
+def test_only_positive_rewards_clips_the_living_reward_not_the_termination():
+    jerky = _inputs(action=np.ones((2, 12)), last_action=-np.ones((2, 12)))  # |da|² = 48: -0.16 * 48 per s
+    rew, t = quadruped_reward(QuadrupedRewardCfg(), DT, jerky)
+    living = sum(v for k, v in t.items() if k != "termination")
+    assert (living < 0).all()
+    np.testing.assert_allclose(rew, [0.0, QuadrupedRewardCfg().termination])  # clipped to 0, then the fall's -2
+    rew, _ = quadruped_reward(QuadrupedRewardCfg(only_positive_rewards=False), DT, jerky)
+    np.testing.assert_allclose(rew, living + t["termination"])
 
 
 def test_reward_terms_switch_off_with_zero_weight():
@@ -179,6 +191,8 @@ def test_bad_options_name_the_field():
         QuadrupedTask(num_envs=1, reward_cfg=QuadrupedRewardCfg(soft_joint_limit=0.0))
     with pytest.raises(ValueError, match="contact_height"):
         QuadrupedTask(num_envs=1, contact_height=0.0)
+    with pytest.raises(TypeError, match="reward_cfg.only_positive_rewards"):
+        QuadrupedTask(num_envs=1, reward_cfg=QuadrupedRewardCfg(only_positive_rewards=1))
     with pytest.raises(TypeError, match="random_episode_start"):
         QuadrupedTask(num_envs=1, random_episode_start=1)
 
