@@ -338,6 +338,8 @@ class QuadrupedTask(BatchedTask):
         self._calf_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"{leg}_calf") for leg in LEG_NAMES]
         if min(self._calf_ids) < 0:
             raise ValueError(f"QuadrupedTask: the model needs the bodies {[f'{leg}_calf' for leg in LEG_NAMES]}")
+        self.foot_names = LEG_NAMES
+        """Names of the feet in ``feet``' order."""
         self.feet = FootTracker(n, len(LEG_NAMES), self.cfg.contact_height)
         """Foot contact and air-time bookkeeping (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`)."""
         self._feet_fresh = np.ones(n, dtype=bool)  # reset since the last foot update: re-measure

@@ -112,6 +112,13 @@ class GaitRecorder:
                                                   "base_xy", "terminated")}
         self.foot_radius = 0.0
 
+    @staticmethod
+    def legged_task(env: Any) -> Any:
+        """The batched task behind ``env`` (a ``BatchedTask`` or a ``TaskEnv``) if it tracks feet, else None."""
+        u = getattr(env, "unwrapped", env)
+        task = getattr(u, "task", u)
+        return task if hasattr(task, "feet") and hasattr(task, "commands") else None
+
     def record(self, task: Any, terminated) -> None:
         from .._math import quat_to_rotmat
 

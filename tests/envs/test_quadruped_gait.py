@@ -231,3 +231,15 @@ def test_gait_recorder_on_the_task():
     assert set(f["duty_factor"]) == set(LEG_NAMES) and min(f["duty_factor"].values()) > 0.8
     assert f["falls"] == 0 and f["num_steps"] == 25 and max(f["slip"].values()) < 0.05
     env.close()
+
+
+def test_rollout_cli_writes_the_gait_figures(tmp_path, capsys):
+    import json
+
+    from actuator_gym.tools.cli import main
+
+    assert main(["rollout", "--task", "actuator_gym/Quadruped-v0", "--policy", "zero", "--steps", "30",
+                 "--out", str(tmp_path)]) == 0
+    fig = json.loads((tmp_path / "rollout" / "gait.json").read_text())
+    assert list(fig["duty_factor"]) == list(LEG_NAMES) and fig["num_steps"] == 30 and fig["falls"] == 0
+    assert "|vx err|" in capsys.readouterr().out
