@@ -25,7 +25,7 @@ import torch
 import actuator_gym  # noqa: F401  (registers the ids; before mujoco)
 import gymnasium as gym
 from actuator_gym.adapters import rsl_rl
-from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, go1_dc_motor_cfg
+from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, QuadrupedRewardCfg, go1_dc_motor_cfg
 from actuator_gym.tools.gait import GaitRecorder, format_gait
 
 TASK = "actuator_gym/Quadruped-v0"
@@ -86,7 +86,16 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/quadruped_walk")
     p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt)")
+    p.add_argument("--reward", nargs="*", default=[], metavar="NAME=VALUE",
+                   help="override QuadrupedRewardCfg fields (recipe search), e.g. foot_slip=-0.1")
+    p.add_argument("--init-std", type=float, default=None, help="override the actor's initial std")
     args = p.parse_args()
+    if args.reward:
+        kv = dict(x.split("=") for x in args.reward)
+        TASK_KWARGS["reward_cfg"] = QuadrupedRewardCfg(**{k: (v.lower() in ("1", "true")) if k == "only_positive_rewards"
+                                                           else float(v) for k, v in kv.items()})
+    if args.init_std is not None:
+        TRAIN_CFG["actor"]["distribution_cfg"]["init_std"] = args.init_std
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
@@ -111,11 +120,15 @@ def main():
         policy = runner.get_inference_policy().as_jit().eval()
         fig = evaluate(policy, args.eval_envs, args.eval_steps, seed=10_000)
         it = iters
+        log = runner.logger
         row = dict(iteration=it, timesteps=it * steps_per_iter, train_s=train_s, vx_error=fig["vx_error"],
-                   eval_return=fig["return"], falls=fig["falls"])
+                   eval_return=fig["return"], falls=fig["falls"],
+                   train_return=float(np.mean(log.rewbuffer)) if log.rewbuffer else float("nan"),
+                   train_length=float(np.mean(log.lenbuffer)) if log.lenbuffer else float("nan"))
         curve.append(row)
         print(f"{it:5d} {row['timesteps']:9d} {train_s:8.0f} {row['timesteps'] / train_s:8.0f} "
-              f"{fig['vx_error']:8.3f} {fig['return']:7.2f} {fig['falls']:5d}", flush=True)
+              f"{fig['vx_error']:8.3f} {fig['return']:7.2f} {fig['falls']:5d}  train return {row['train_return']:.2f}"
+              f" length {row['train_length']:.0f}", flush=True)
     if not args.load:
         runner.save(os.path.join(args.out, "model.pt"))
     with open(os.path.join(args.out, "curve.csv"), "w") as fh:
@@ -137,7 +150,7 @@ def main():
         for k, m in fig["motors"].items():
             print(f"  {k:8s} saturated {100 * m['saturated_fraction']:.2f} %, peak |tau| {m['peak_torque']:.1f} N·m "
                   f"(p99 {m['p99_torque']:.1f}), p99 |qd| {m['p99_speed']:.1f} rad/s (peak {m['peak_speed']:.1f})")
-    summary = {"task": TASK, "task_kwargs": TASK_KWARGS, "train_cfg": TRAIN_CFG, "num_envs": args.num_envs,
+    summary = {"task": TASK, "task_kwargs": {k: repr(v) for k, v in TASK_KWARGS.items()}, "train_cfg": TRAIN_CFG, "num_envs": args.num_envs,
                "seed": args.seed, "train_s": train_s, "wall_s": time.time() - t0, "curve": curve, "final": final,
                "actuators": repr(go1_dc_motor_cfg())}
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
