@@ -44,8 +44,8 @@ telemetry, averaged over the substeps), squared torques, joint accelerations and
 90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
 (``t_air - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of feet in
 contact), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
-default pose under a standing command). The sum is clipped at 0 (``only_positive_rewards``)
-before the termination penalty is added. Termination: the trunk touches the floor (its lowest
+default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
+before the termination penalty (off by default). Termination: the trunk touches the floor (its lowest
 corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
 below ``min_base_height`` or tilts more than ``max_tilt``.
 

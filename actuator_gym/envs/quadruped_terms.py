@@ -89,19 +89,20 @@ class QuadrupedRewardCfg:
     """Weight of ``exp(-(w_z* - w_z)² / sigma²)``."""
     tracking_sigma: float = 0.5
     """Kernel width sigma [m/s or rad/s] (the exponent divides by sigma²)."""
-    lin_vel_z: float = -2.0
+    lin_vel_z: float = -1.0
     """Weight of ``v_z²`` [(m/s)²] (body frame)."""
-    ang_vel_xy: float = -0.05
+    ang_vel_xy: float = -0.02
     """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
     orientation: float = -1.0
     """Weight of ``g_x² + g_y²`` (the gravity direction in the body frame: 0 when level)."""
-    action_rate: float = -0.16
-    """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad]."""
+    action_rate: float = -0.04
+    """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad] (was -0.16
+    before the gait terms: lowered with the other penalties, see ``only_positive_rewards``)."""
     power: float = -2e-4
     """Weight of the mechanical power ``sum_j |tau_j * qd_j|`` [W] (actuator telemetry)."""
     torques: float = -1e-4
     """Weight of ``sum_j tau_j²`` [(N·m)²] (applied efforts of the step's last substep)."""
-    joint_acc: float = -2.5e-7
+    joint_acc: float = -1e-7
     """Weight of ``sum_j ((qd_j - qd_j,prev) / dt)²`` [(rad/s²)²]."""
     joint_limits: float = -10.0
     """Weight of ``sum_j`` (distance [rad] outside the soft joint range, see ``soft_joint_limit``)."""
@@ -112,22 +113,23 @@ class QuadrupedRewardCfg:
     counted only while the commanded planar speed exceeds ``moving_command``."""
     air_time_target: float = 0.3
     """[s]: swings shorter than this are penalized, longer ones rewarded."""
-    foot_slip: float = -0.25
+    foot_slip: float = -0.05
     """Weight of ``sum_f |v_f,xy|`` over the feet in contact [m/s] (planar speed of a foot in stance)."""
-    foot_clearance: float = -2.0
+    foot_clearance: float = -0.25
     """Weight of ``sum_f max(0, clearance_target - h_f) * |v_f,xy|`` [m · m/s]: feet that move low."""
     clearance_target: float = 0.08
     """[m]: foot-centre height above the floor a moving foot should reach."""
-    stand_still: float = -0.5
+    stand_still: float = -0.1
     """Weight of ``sum_j |q_j - q_j,default|`` [rad] while the commanded planar speed is below ``moving_command``."""
     moving_command: float = 0.1
     """[m/s]: planar command speed above which the air-time term counts and below which ``stand_still`` does."""
     termination: float = -2.0
     """Added once (not scaled by dt) when an episode terminates."""
-    only_positive_rewards: bool = True
+    only_positive_rewards: bool = False
     """Clip the step reward's sum of terms (all but ``termination``) at 0 before adding the
-    termination term (legged_gym's ``only_positive_rewards``): early in training the penalties
-    outweigh the tracking terms, and an unclipped negative living reward makes falling pay."""
+    termination term (legged_gym's ``only_positive_rewards``). Off by default: with these weights
+    the living reward of the initial policy is about -0.2/s, small enough that falling does not pay,
+    while the clip would zero most early rewards (docs/tasks.md, "the bundled quadruped")."""
 
 
 @dataclass

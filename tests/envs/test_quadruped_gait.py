@@ -66,7 +66,7 @@ def test_gait_reward_terms_by_hand():
 
 def test_only_positive_rewards_clips_the_living_reward_not_the_termination():
     jerky = _inputs(action=np.ones((2, 12)), last_action=-np.ones((2, 12)))  # |da|² = 48: -0.16 * 48 per s
-    rew, t = quadruped_reward(QuadrupedRewardCfg(), DT, jerky)
+    rew, t = quadruped_reward(QuadrupedRewardCfg(only_positive_rewards=True), DT, jerky)
     living = sum(v for k, v in t.items() if k != "termination")
     assert (living < 0).all()
     np.testing.assert_allclose(rew, [0.0, QuadrupedRewardCfg().termination])  # clipped to 0, then the fall's -2
