@@ -15,22 +15,42 @@ The action space is ``Box(-1, 1, (12,))``: ``action_offset`` = the default stand
 same targets; the action-rate weight was rescaled with it, -0.01 / 0.25² = -0.16 per rad²).
 ``info["action_scale"]`` / ``info["action_offset"]`` report both at every reset.
 
-Observation (48 floats, ``(num_envs, 48)`` in the vector env)::
+Observation (48 floats, ``(num_envs, 48)`` in the vector env), scaled as legged_gym does
+(:class:`~actuator_gym.envs.quadruped_terms.QuadrupedObsScales`, field ``obs_scales``)::
 
-    [ 0: 3]  base linear velocity, body frame [m/s]
-    [ 3: 6]  base angular velocity, body frame [rad/s]
+    [ 0: 3]  base linear velocity, body frame          x 2.0  [per m/s]
+    [ 3: 6]  base angular velocity, body frame         x 0.25 [per rad/s]
     [ 6: 9]  gravity direction in the body frame (unit vector; (0, 0, -1) when level)
-    [ 9:21]  joint positions relative to the default pose [rad]
-    [21:33]  joint velocities [rad/s]
+    [ 9:21]  joint positions relative to the default pose  x 1.0 [per rad]
+    [21:33]  joint velocities                          x 0.05 [per rad/s]
     [33:45]  last action
-    [45:48]  velocity command (vx [m/s], vy [m/s], yaw rate [rad/s]), sampled per episode
+    [45:48]  velocity command: vx, vy x 2.0 [per m/s], yaw rate x 0.25 [per rad/s]
 
-Reward (per policy step, terms times ``dt_policy``): exp-kernel tracking of the commanded planar
-velocity and yaw rate, minus penalties on vertical velocity, roll/pitch rates, action rate and the
-actuators' mechanical power ``sum |applied_effort * joint_vel|`` taken from the actuator telemetry
-(averaged over the substeps). Termination: the trunk touches the floor (its lowest corner, computed
-from its pose, is within ``trunk_contact_margin`` of the floor), the base drops below
-``min_base_height`` or tilts more than ``max_tilt``.
+Commands (vx [m/s], vy [m/s], yaw rate [rad/s]) are drawn uniformly in ``command_ranges`` at reset
+and again every ``command_resample_s`` (5 s) of an env's episode; each draw is a standing command
+(all zero) with probability ``standing_command_prob`` (0.1). All draws come from the env's own
+stream (env ``i`` of a batch equals a single env seeded ``s + i``).
+
+Feet (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`, ``task.feet``): the foot centres from
+the calves' poses (the ``*_foot`` sites), contact when a foot centre is below ``contact_height``
+(2.5 cm) above the floor, air time, touchdowns, planar foot speed; ``info["foot_contact"]``
+``(num_envs, 4)`` in :data:`LEG_NAMES` order.
+
+Reward (per policy step, weights per second times ``dt_policy``;
+:class:`~actuator_gym.envs.quadruped_terms.QuadrupedRewardCfg`): exp-kernel tracking of the
+commanded planar velocity and yaw rate; penalties on vertical velocity, roll/pitch rates, tilt,
+action rate, the actuators' mechanical power ``sum |applied_effort * joint_vel|`` (actuator
+telemetry, averaged over the substeps), squared torques, joint accelerations and excursions beyond
+90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
+(``t_air - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of feet in
+contact), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
+default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
+before the termination penalty (off by default). Termination: the trunk touches the floor (its lowest
+corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
+below ``min_base_height`` or tilts more than ``max_tilt``.
+
+Episodes: 20 s. ``random_episode_start=True`` (for training) starts the envs' first episodes at
+random points of the time limit so that they do not all time out together.
 
 Default actuators (:func:`go1_dc_motor_cfg`): a DC motor with a linear torque-speed curve plus a
 0..2 substep command delay re-drawn per episode. The numbers are chosen for a Go1-class joint module
@@ -64,6 +84,16 @@ from .._checks import check_bool, check_interval, check_real
 from .._math import quat_to_rotmat
 from ..actuators.models import DCMotorCfg, IdealPDActuatorCfg
 from ..actuators.net_models import ActuatorNetMLPCfg
+from .quadruped_model import DEFAULT_JOINT_POS, JOINT_NAMES, JOINT_RANGES, LEG_NAMES, QuadrupedGeometry, quadruped_mjcf
+from .quadruped_terms import (
+    FootTracker,
+    QuadrupedObsScales,
+    QuadrupedRewardCfg,
+    RewardInputs,
+    foot_positions,
+    quadruped_observation,
+    quadruped_reward,
+)
 from .task import BatchedTask, TaskCfg
 from .task_cfg import check_nested_cfg, check_real_fields
 
@@ -84,147 +114,12 @@ __all__ = [
     "trunk_floor_clearance",
     "sample_velocity_command",
     "quadruped_observation",
+    "QuadrupedObsScales",
     "QuadrupedRewardCfg",
     "quadruped_reward",
+    "sample_commands",
     "quadruped_termination",
 ]
-
-LEG_NAMES = ("FL", "FR", "RL", "RR")
-"""Front-left, front-right, rear-left, rear-right."""
-_JOINT_SUFFIXES = ("hip_abd", "hip_flex", "knee")
-JOINT_NAMES = tuple(f"{leg}_{s}" for leg in LEG_NAMES for s in _JOINT_SUFFIXES)
-"""The 12 actuated joints in model order: ``FL_hip_abd, FL_hip_flex, FL_knee, FR_hip_abd, ...``."""
-
-
-
-def _default_angle(leg: str, suffix: str) -> float:
-    # abduction +0.1 rad outward on the left, -0.1 on the right (axis +x); hip flexion positive
-    # swings the foot backwards (axis +y): 0.8 front, 1.0 rear (rear feet further back, which keeps
-    # the compliant stance from sitting back); knee -1.5 folds the calf forward (knees point back).
-    if suffix == "hip_abd":
-        return 0.1 if leg[1] == "L" else -0.1
-    if suffix == "hip_flex":
-        return 0.8 if leg[0] == "F" else 1.0
-    return -1.5
-
-
-DEFAULT_JOINT_POS = tuple(_default_angle(leg, s) for leg in LEG_NAMES for s in _JOINT_SUFFIXES)
-"""Default standing pose [rad], ``(12,)`` in :data:`JOINT_NAMES` order."""
-
-JOINT_RANGES = {"hip_abd": (-0.80, 0.80), "hip_flex": (-1.05, 3.50), "knee": (-2.70, -0.90)}
-"""Hinge limits [rad] by joint kind (the model's ``range``)."""
-
-
-@dataclass(frozen=True)
-class QuadrupedGeometry:
-    """Dimensions [m] and masses [kg] of the generated model (Go1/A1 class)."""
-
-    trunk_size: tuple[float, float, float] = (0.38, 0.20, 0.11)
-    """Full length, width, height of the trunk box [m]."""
-    trunk_mass: float = 5.0
-    """[kg]."""
-    hip_offset: tuple[float, float] = (0.19, 0.05)
-    """|x|, |y| of the hip abduction axes from the trunk centre [m]."""
-    thigh_offset: float = 0.08
-    """Lateral offset of the hip flexion joint from the abduction joint [m]."""
-    thigh_length: float = 0.213
-    """[m]."""
-    calf_length: float = 0.213
-    """[m] from the knee to the foot centre."""
-    foot_radius: float = 0.02
-    """[m]."""
-    hip_mass: float = 0.6
-    """Abduction motor housing [kg]."""
-    thigh_mass: float = 1.0
-    """Thigh with the flexion and knee motors [kg]."""
-    calf_mass: float = 0.2
-    """[kg]."""
-    foot_mass: float = 0.05
-    """[kg]."""
-    armature: float = 0.01
-    """Reflected rotor inertia of every joint [kg·m²]."""
-    joint_damping: float = 0.01
-    """Passive viscous friction of every joint [N·m·s/rad]."""
-    foot_friction: float = 1.0
-    """Sliding friction coefficient of feet (and the floor)."""
-    init_height: float = 0.33
-    """Base height at reset [m] (feet about 1 cm above the floor in the default pose)."""
-
-    @property
-    def total_mass(self) -> float:
-        return self.trunk_mass + 4 * (self.hip_mass + self.thigh_mass + self.calf_mass + self.foot_mass)
-
-
-def quadruped_mjcf(geometry: QuadrupedGeometry | None = None, timestep: float = 0.005) -> str:
-    """MJCF of the quadruped on a flat floor (a string for ``mujoco.MjModel.from_xml_string``).
-
-    Collisions: only robot-vs-floor (robot geoms ``contype=0 conaffinity=1``, floor ``contype=1
-    conaffinity=0``), so legs never collide with each other or the trunk. Joints carry the
-    ``armature`` and a small passive damping; there are no MJCF actuators -- efforts are written as
-    generalized forces by the actuator models.
-    """
-    g = geometry or QuadrupedGeometry()
-    hx, hy, hz = (s / 2 for s in g.trunk_size)
-    legs = []
-    for leg in LEG_NAMES:
-        sx = 1.0 if leg[0] == "F" else -1.0
-        sy = 1.0 if leg[1] == "L" else -1.0
-        r = {k: JOINT_RANGES[k] for k in JOINT_RANGES}
-        legs.append(
-            f"""
-      <body name="{leg}_hip" pos="{sx * g.hip_offset[0]:.4f} {sy * g.hip_offset[1]:.4f} 0">
-        <joint name="{leg}_hip_abd" axis="1 0 0" range="{r['hip_abd'][0]} {r['hip_abd'][1]}"/>
-        <geom name="{leg}_hip" type="cylinder" size="0.04 0.025" pos="0 {sy * 0.035:.4f} 0"
-              zaxis="0 1 0" mass="{g.hip_mass}" contype="0" conaffinity="0" material="motor"/>
-        <body name="{leg}_thigh" pos="0 {sy * g.thigh_offset:.4f} 0">
-          <joint name="{leg}_hip_flex" axis="0 1 0" range="{r['hip_flex'][0]} {r['hip_flex'][1]}"/>
-          <geom name="{leg}_thigh" type="capsule" fromto="0 0 0 0 0 {-g.thigh_length:.4f}" size="0.022"
-                mass="{g.thigh_mass}" material="limb"/>
-          <body name="{leg}_calf" pos="0 0 {-g.thigh_length:.4f}">
-            <joint name="{leg}_knee" axis="0 1 0" range="{r['knee'][0]} {r['knee'][1]}"/>
-            <geom name="{leg}_calf" type="capsule" fromto="0 0 0 0 0 {-g.calf_length + g.foot_radius:.4f}"
-                  size="0.013" mass="{g.calf_mass}" material="limb"/>
-            <geom name="{leg}_foot" type="sphere" pos="0 0 {-g.calf_length:.4f}" size="{g.foot_radius}"
-                  mass="{g.foot_mass}" friction="{g.foot_friction} 0.005 0.0001" material="foot"/>
-            <site name="{leg}_foot" pos="0 0 {-g.calf_length:.4f}" size="0.01"/>
-          </body>
-        </body>
-      </body>"""
-        )
-    return f"""<mujoco model="actuator_gym_quadruped">
-  <compiler angle="radian" autolimits="true"/>
-  <option timestep="{timestep}" integrator="implicitfast"/>
-  <size memory="2M"/>
-  <visual>
-    <global offwidth="640" offheight="480"/>
-    <headlight ambient="0.4 0.4 0.4" diffuse="0.6 0.6 0.6"/>
-  </visual>
-  <default>
-    <joint damping="{g.joint_damping}" armature="{g.armature}" limited="true"/>
-    <geom contype="0" conaffinity="1" condim="3" friction="{g.foot_friction} 0.005 0.0001"/>
-  </default>
-  <asset>
-    <texture name="grid" type="2d" builtin="checker" rgb1="0.25 0.3 0.35" rgb2="0.35 0.4 0.45"
-             width="256" height="256"/>
-    <material name="grid" texture="grid" texrepeat="8 8" reflectance="0.1"/>
-    <material name="trunk" rgba="0.75 0.75 0.8 1"/>
-    <material name="motor" rgba="0.2 0.2 0.25 1"/>
-    <material name="limb" rgba="0.55 0.55 0.6 1"/>
-    <material name="foot" rgba="0.1 0.1 0.1 1"/>
-  </asset>
-  <worldbody>
-    <light name="sun" pos="0 0 4" dir="0 0 -1" directional="true"/>
-    <geom name="floor" type="plane" size="0 0 0.05" contype="1" conaffinity="0" material="grid"/>
-    <body name="trunk" pos="0 0 {g.init_height}">
-      <freejoint name="root"/>
-      <camera name="track" mode="trackcom" pos="0.0 -1.4 0.45" xyaxes="1 0 0 0 0.3 1"/>
-      <geom name="trunk" type="box" size="{hx:.4f} {hy:.4f} {hz:.4f}" mass="{g.trunk_mass}" material="trunk"/>
-      <site name="imu" pos="0 0 0" size="0.01"/>{''.join(legs)}
-    </body>
-  </worldbody>
-</mujoco>
-"""
-
 
 # ---------------------------------------------------------------------------------------------
 # pure vectorized functions (numpy, batch-first)
@@ -251,81 +146,12 @@ def sample_velocity_command(rng: Any, n: int, ranges) -> np.ndarray:
     return rng.uniform(r[:, 0], r[:, 1], size=(n, 3))
 
 
-def quadruped_observation(
-    base_quat, base_lin_vel_world, base_ang_vel_body, joint_pos, joint_vel, default_pos, last_action, command
-) -> np.ndarray:
-    """The 48-float observation (layout in the module docstring), ``(N, 48)`` float32.
-
-    ``base_lin_vel_world`` (N, 3) [m/s] is rotated into the body frame; ``base_ang_vel_body`` (N, 3)
-    [rad/s] is already in the body frame (MuJoCo's free-joint angular velocity is).
-    """
-    n = np.asarray(base_quat).shape[0]
-    rot = quat_to_rotmat(base_quat)
-    lin_b = np.einsum("nji,nj->ni", rot, np.asarray(base_lin_vel_world, dtype=np.float64))
-    grav_b = -rot[:, 2, :]  # R^T @ (0, 0, -1)
-    out = np.empty((n, 48), dtype=np.float32)
-    out[:, 0:3] = lin_b
-    out[:, 3:6] = base_ang_vel_body
-    out[:, 6:9] = grav_b
-    out[:, 9:21] = np.asarray(joint_pos) - np.asarray(default_pos)
-    out[:, 21:33] = joint_vel
-    out[:, 33:45] = last_action
-    out[:, 45:48] = command
-    return out
-
-
-@dataclass
-class QuadrupedRewardCfg:
-    """Reward weights (per second of simulated time; the step reward is ``sum(w * term) * dt_policy``)."""
-
-    tracking_lin_vel: float = 1.0
-    """Weight of ``exp(-|v_xy* - v_xy|² / sigma²)`` (body frame)."""
-    tracking_ang_vel: float = 0.5
-    """Weight of ``exp(-(w_z* - w_z)² / sigma²)``."""
-    tracking_sigma: float = 0.5
-    """Kernel width sigma [m/s or rad/s] (the exponent divides by sigma²)."""
-    lin_vel_z: float = -2.0
-    """Weight of ``v_z²`` [(m/s)²] (body frame)."""
-    ang_vel_xy: float = -0.05
-    """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
-    action_rate: float = -0.16
-    """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad]."""
-    power: float = -2e-4
-    """Weight of the mechanical power ``sum_j |tau_j * qd_j|`` [W] (actuator telemetry)."""
-    termination: float = -2.0
-    """Added once (not scaled by dt) when an episode terminates."""
-
-
-def quadruped_reward(
-    cfg: QuadrupedRewardCfg,
-    dt: float,
-    command,
-    base_lin_vel_body,
-    base_ang_vel_body,
-    action,
-    last_action,
-    power,
-    terminated,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Reward ``(N,)`` and its weighted terms ``{name: (N,)}``.
-
-    ``power`` (N,) [W] is the mechanical power of the actuators averaged over the policy step
-    (``mean over substeps of sum_j |applied_effort * joint_vel|``).
-    """
-    cmd = np.asarray(command, dtype=np.float64)
-    v = np.asarray(base_lin_vel_body, dtype=np.float64)
-    w = np.asarray(base_ang_vel_body, dtype=np.float64)
-    s2 = cfg.tracking_sigma**2
-    terms = {
-        "tracking_lin_vel": cfg.tracking_lin_vel * np.exp(-np.sum((cmd[:, :2] - v[:, :2]) ** 2, axis=1) / s2) * dt,
-        "tracking_ang_vel": cfg.tracking_ang_vel * np.exp(-((cmd[:, 2] - w[:, 2]) ** 2) / s2) * dt,
-        "lin_vel_z": cfg.lin_vel_z * v[:, 2] ** 2 * dt,
-        "ang_vel_xy": cfg.ang_vel_xy * np.sum(w[:, :2] ** 2, axis=1) * dt,
-        "action_rate": cfg.action_rate * np.sum((np.asarray(action) - np.asarray(last_action)) ** 2, axis=1) * dt,
-        "power": cfg.power * np.asarray(power, dtype=np.float64) * dt,
-        "termination": cfg.termination * np.asarray(terminated, dtype=np.float64),
-    }
-    return sum(terms.values()), terms
+def sample_commands(rng: Any, n: int, ranges, standing_prob: float) -> np.ndarray:
+    """``(n, 3)`` commands as :func:`sample_velocity_command`, each row then set to zero (a standing
+    command) with probability ``standing_prob`` (one more uniform draw per env, after the command's)."""
+    cmd = sample_velocity_command(rng, n, ranges)
+    cmd[rng.uniform(0.0, 1.0, size=n) < standing_prob] = 0.0
+    return cmd
 
 
 def quadruped_termination(
@@ -419,9 +245,24 @@ class QuadrupedCfg(TaskCfg):
     geometry: QuadrupedGeometry = field(default_factory=QuadrupedGeometry)
     """Dimensions and masses of the generated model."""
     command_ranges: tuple = ((-1.0, 1.0), (-0.5, 0.5), (-1.0, 1.0))
-    """(low, high) of vx [m/s], vy [m/s], yaw rate [rad/s], sampled uniformly per episode."""
+    """(low, high) of vx [m/s], vy [m/s], yaw rate [rad/s], sampled uniformly at reset and every
+    ``command_resample_s``."""
+    command_resample_s: float = 5.0
+    """[s]: every env draws a new command after this much of its episode (0: once per episode)."""
+    standing_command_prob: float = 0.1
+    """Probability that a drawn command is zero (stand still)."""
+    obs_scales: QuadrupedObsScales = field(default_factory=QuadrupedObsScales)
+    """Observation scales (module docstring)."""
     reward_cfg: QuadrupedRewardCfg = field(default_factory=QuadrupedRewardCfg)
-    """Reward weights."""
+    """Reward weights and gait targets."""
+    contact_height: float = 0.025
+    """[m]: a foot is in contact when its centre is lower than this above the floor (foot radius
+    0.02 m + 5 mm)."""
+    random_episode_start: bool = False
+    """At a full reset (construction, ``reset()`` without a mask) start every env's episode clock at
+    a random step in ``[0, max_episode_steps)`` (drawn from its own stream), so the first episodes
+    end at different steps and the envs never all time out together; later episodes run the whole
+    limit. For training (legged_gym's ``init_at_random_ep_len``); leave False for evaluation."""
     min_base_height: float = 0.15
     """[m]: terminate below."""
     max_tilt: float = 1.0
@@ -441,7 +282,13 @@ class QuadrupedCfg(TaskCfg):
         name = type(self).__name__
         check_nested_cfg(self.geometry, QuadrupedGeometry, name, "geometry")
         check_nested_cfg(self.reward_cfg, QuadrupedRewardCfg, name, "reward_cfg")
-        check_real(self.reward_cfg.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
+        check_nested_cfg(self.obs_scales, QuadrupedObsScales, name, "obs_scales")
+        rc = self.reward_cfg
+        check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
+        check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
+        check_bool(rc.only_positive_rewards, "reward_cfg.only_positive_rewards", name)
+        for key in ("air_time_target", "clearance_target", "moving_command"):
+            check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0)
         g = self.geometry
         for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",
                     "foot_radius", "init_height"):
@@ -452,19 +299,26 @@ class QuadrupedCfg(TaskCfg):
             raise ValueError(f"{name}: geometry.trunk_size must be 3 sizes > 0 and hip_offset 2 values, got "
                              f"{g.trunk_size!r}, {g.hip_offset!r}")
         check_real_fields(self, name, {"min_base_height": {}, "max_tilt": dict(low=0.0), "trunk_contact_margin": {},
-                                       "joint_pos_noise": dict(low=0.0)})
+                                       "joint_pos_noise": dict(low=0.0), "command_resample_s": dict(low=0.0),
+                                       "standing_command_prob": dict(low=0.0, high=1.0),
+                                       "contact_height": dict(low=0.0, low_open=True)})
         ranges = self.command_ranges
         if not isinstance(ranges, (list, tuple)) or len(ranges) != 3:
             raise TypeError(f"{name}: command_ranges must be three (low, high) pairs (vx, vy, yaw rate), got {ranges!r}")
         for label, r in zip(("vx [m/s]", "vy [m/s]", "yaw rate [rad/s]"), ranges):
             check_interval(r, f"command_ranges {label}", name)
         check_bool(self.random_yaw, "random_yaw", name)
+        check_bool(self.random_episode_start, "random_episode_start", name)
 
 
 class QuadrupedTask(BatchedTask):
     """Batched quadruped velocity tracking (see the module docstring)."""
 
     cfg_cls = QuadrupedCfg
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any):
+        super().__init__(num_envs, **kwargs)
+        self._start_episode_clocks(np.arange(self.num_envs))
 
     def setup(self) -> None:
         n = self.num_envs
@@ -479,6 +333,33 @@ class QuadrupedTask(BatchedTask):
         if missing and not self.cfg.mjcf:
             raise ValueError(f"QuadrupedTask: the model lacks joints {sorted(missing)}")
         self._half = np.asarray(self.cfg.geometry.trunk_size) / 2
+        import mujoco
+
+        self._calf_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"{leg}_calf") for leg in LEG_NAMES]
+        if min(self._calf_ids) < 0:
+            raise ValueError(f"QuadrupedTask: the model needs the bodies {[f'{leg}_calf' for leg in LEG_NAMES]}")
+        self.foot_names = LEG_NAMES
+        """Names of the feet in ``feet``' order."""
+        self.feet = FootTracker(n, len(LEG_NAMES), self.cfg.contact_height)
+        """Foot contact and air-time bookkeeping (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`)."""
+        self._feet_fresh = np.ones(n, dtype=bool)  # reset since the last foot update: re-measure
+        self._last_joint_vel = np.zeros((n, len(self.joint_names)))
+        self._joint_range = np.asarray(self.backend.joints.range, dtype=np.float64).reshape(-1, 2)  # (J, 2) [rad]
+        steps = round(self.cfg.command_resample_s / self.dt)
+        self._resample_steps = int(steps) if steps > 0 else 0
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None):
+        obs, info = super().reset(seed=seed, options=options)
+        if options is None or options.get("reset_mask") is None:
+            self._start_episode_clocks(np.arange(self.num_envs))
+        return obs, info
+
+    def _start_episode_clocks(self, ids: np.ndarray) -> None:
+        """``random_episode_start``: the envs' episode clocks at random steps in [0, limit) (own streams)."""
+        if not self.cfg.random_episode_start or not np.isfinite(self.max_episode_steps):
+            return
+        u = self.streams.for_envs(ids).uniform(0.0, 1.0, size=len(ids))
+        self.episode_step[ids] = np.minimum((u * self.max_episode_steps).astype(np.int64), int(self.max_episode_steps) - 1)
 
     def sample_reset(self, env_ids, rng):
         k = len(env_ids)
@@ -489,9 +370,11 @@ class QuadrupedTask(BatchedTask):
         qpos[:, 3] = np.cos(yaw / 2)
         qpos[:, 6] = np.sin(yaw / 2)
         qpos[:, self._jq] = self.default_joint_pos + rng.uniform(-cfg.joint_pos_noise, cfg.joint_pos_noise, (k, len(self._jq)))
-        self.commands[env_ids] = sample_velocity_command(rng, k, cfg.command_ranges)
+        self.commands[env_ids] = sample_commands(rng, k, cfg.command_ranges, cfg.standing_command_prob)
         self.last_actions[env_ids] = 0.0
         self._terminated[env_ids] = False
+        self._last_joint_vel[env_ids] = 0.0
+        self._feet_fresh[env_ids] = True
         return {"qpos": qpos, "qvel": np.zeros((k, self.model.nv))}
 
     # state in the body frame
@@ -499,30 +382,65 @@ class QuadrupedTask(BatchedTask):
         be = self.backend
         return be.qpos[:, 0:3], be.qpos[:, 3:7], be.qvel[:, 0:3], be.qvel[:, 3:6]
 
+    def foot_positions(self) -> np.ndarray:
+        """``(num_envs, 4, 3)`` foot centres [m] in :data:`LEG_NAMES` order, from the calves' poses."""
+        be = self.backend
+        return foot_positions(be.field("xpos")[:, self._calf_ids], be.field("xmat")[:, self._calf_ids],
+                              self.cfg.geometry.calf_length)
+
+    def _sync_fresh_feet(self) -> None:
+        if self._feet_fresh.any():
+            ids = np.flatnonzero(self._feet_fresh)
+            self.feet.reset(ids, self.foot_positions()[ids])
+            self._feet_fresh[ids] = False
+
     def observe(self) -> np.ndarray:
+        self._sync_fresh_feet()  # called after every reset: the reset envs' feet re-measured
         pos, quat, v_world, w_body = self._base()
         return quadruped_observation(
             quat, v_world, w_body, self.backend.joint_pos(), self.backend.joint_vel(),
-            self.default_joint_pos, self.actions, self.commands,
+            self.default_joint_pos, self.actions, self.commands, self.cfg.obs_scales,
         )
 
     def reward(self) -> np.ndarray:
         cfg = self.cfg
+        self._sync_fresh_feet()
         pos, quat, v_world, w_body = self._base()
         self._terminated = quadruped_termination(
             pos, quat, self._half, cfg.min_base_height, cfg.max_tilt, cfg.trunk_contact_margin
         )
-        # mean over the substeps of sum_j |applied effort * joint velocity| [W]
-        power = self.telemetry["energy"].sum(axis=1) / self.dt
-        rew, self.reward_terms = quadruped_reward(
-            cfg.reward_cfg, self.dt, self.commands, quat_rotate_inverse(quat, v_world), w_body,
-            self.actions, self.last_actions, power, self._terminated,
+        self.feet.update(self.foot_positions(), self.dt)
+        f = self.feet
+        jv = self.backend.joint_vel()
+        inputs = RewardInputs(
+            command=self.commands, base_lin_vel_body=quat_rotate_inverse(quat, v_world), base_ang_vel_body=w_body,
+            gravity_body=-quat_to_rotmat(quat)[:, 2, :], action=self.actions, last_action=self.last_actions,
+            power=self.telemetry["energy"].sum(axis=1) / self.dt,  # mean over the substeps [W]
+            effort=self.telemetry["applied_effort"], joint_pos=self.backend.joint_pos(), joint_vel=jv,
+            last_joint_vel=self._last_joint_vel, default_joint_pos=self.default_joint_pos, joint_range=self._joint_range,
+            foot_height=f.height, foot_speed=f.speed, contact=f.contact, touchdown_air_time=f.touchdown_air_time,
+            first_contact=f.first_contact, terminated=self._terminated,
         )
+        rew, self.reward_terms = quadruped_reward(cfg.reward_cfg, self.dt, inputs)
         self.last_actions = self.actions.copy()
+        self._last_joint_vel = jv
+        self._resample_commands()
         return rew
+
+    def _resample_commands(self) -> None:
+        """Envs whose episode clock reached a multiple of ``command_resample_s`` draw a new command."""
+        if not self._resample_steps:
+            return
+        due = (self.episode_step > 0) & (self.episode_step % self._resample_steps == 0)
+        if due.any():
+            ids = np.flatnonzero(due)
+            cfg = self.cfg
+            self.commands[ids] = sample_commands(self.streams.for_envs(ids), len(ids), cfg.command_ranges,
+                                                 cfg.standing_command_prob)
 
     def terminated(self) -> np.ndarray:
         return self._terminated.copy()
 
     def extra_info(self) -> dict[str, np.ndarray]:
-        return {"command": self.commands.copy(), "base_height": np.array(self.backend.qpos[:, 2])}
+        return {"command": self.commands.copy(), "base_height": np.array(self.backend.qpos[:, 2]),
+                "foot_contact": self.feet.contact.copy()}

@@ -200,6 +200,10 @@ def cmd_rollout(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     obs, info = env.reset(seed=seed)
     dt = float(getattr(env.unwrapped, "dt", 1.0))
+    from .gait import GaitRecorder, format_gait
+
+    legged = GaitRecorder.legged_task(env)  # legged tasks: gait figures of the first episode
+    gait = GaitRecorder(getattr(legged, "foot_names", None)) if legged is not None else None
     log: dict[str, list] = {"reward": [], "action": []}
     frames = []
     episodes = 0
@@ -213,6 +217,8 @@ def cmd_rollout(args) -> int:
                 log.setdefault(k, []).append(np.asarray(v))
         if args.video:
             frames.append(env.render())
+        if gait is not None and episodes == 0:
+            gait.record(legged, [bool(term)])
         if term or trunc:
             episodes += 1
             obs, info = env.reset()
@@ -235,6 +241,13 @@ def cmd_rollout(args) -> int:
             files.append(plots.timeseries(t, {key: arrays[key]}, out / f"{key}.png", f"{task}: {key}", ylabel))
     if args.video:
         files.append(_write_video(frames, out / f"rollout.{args.video}", fps=max(1, int(round(1.0 / dt)))))
+    if gait is not None:
+        import json
+
+        figures = gait.figures()
+        (out / "gait.json").write_text(json.dumps(figures, indent=1))
+        files.append(out / "gait.json")
+        print(format_gait(figures))
     print(f"{task}: {steps} steps, {episodes} finished episode(s), mean reward {np.mean(arrays['reward']):.4f}")
     for f in files:
         print(f"  {f}")

@@ -23,6 +23,7 @@ from actuator_gym.envs.quadruped import (
     JOINT_NAMES,
     LEG_NAMES,
     QuadrupedGeometry,
+    QuadrupedObsScales,
     QuadrupedRewardCfg,
     QuadrupedTask,
     actuator_net_cfg,
@@ -30,7 +31,6 @@ from actuator_gym.envs.quadruped import (
     ideal_pd_cfg,
     quadruped_mjcf,
     quadruped_observation,
-    quadruped_reward,
     quadruped_termination,
     trunk_floor_clearance,
 )
@@ -83,7 +83,7 @@ def test_check_env_and_unwrapped_attributes():
     assert env.observation_space.shape == (48,) and env.action_space.shape == (12,)
     obs, info = env.reset(seed=3)
     np.testing.assert_allclose(obs[6:9], (0, 0, -1), atol=1e-6)  # level at reset
-    np.testing.assert_allclose(obs[45:48], info["command"], rtol=1e-6)
+    np.testing.assert_allclose(obs[45:48], info["command"] * (2.0, 2.0, 0.25), rtol=1e-6)  # the command scales
     np.testing.assert_allclose(obs[9:21], u.data.qpos[7:] - np.array(DEFAULT_JOINT_POS), atol=1e-6)
     env.close()
 
@@ -230,27 +230,24 @@ def test_trunk_clearance_and_termination_by_hand():
     np.testing.assert_array_equal(out, [False, True, True, True])
 
 
-def test_observation_and_reward_by_hand():
+def test_observation_by_hand():
     yaw = _quat_about((0, 0, 1), math.pi / 2)
     obs = quadruped_observation(
         yaw, np.array([[1.0, 0, 0]]), np.array([[0, 0, 0.5]]), np.full((1, 12), 0.3), np.full((1, 12), 2.0),
         np.full(12, 0.1), np.full((1, 12), -1.0), np.array([[0.5, 0, 0.2]]),
     )
-    np.testing.assert_allclose(obs[0, 0:3], (0, -1, 0), atol=1e-7)  # world +x is body -y after +90° yaw
+    np.testing.assert_allclose(obs[0, 0:3], (0, -2, 0), atol=1e-7)  # world +x is body -y after +90° yaw; x2 [per m/s]
+    np.testing.assert_allclose(obs[0, 3:6], (0, 0, 0.125), atol=1e-7)  # x0.25 [per rad/s]
     np.testing.assert_allclose(obs[0, 6:9], (0, 0, -1), atol=1e-7)
     np.testing.assert_allclose(obs[0, 9:21], 0.2, atol=1e-7)
-    cfg, dt = QuadrupedRewardCfg(), 0.02
-    rew, terms = quadruped_reward(
-        cfg, dt, np.array([[0.5, 0.0, 0.2]]), np.array([[0.5, 0.0, 0.1]]), np.array([[0.1, 0.0, 0.2]]),
-        np.zeros((1, 12)), np.full((1, 12), 0.5), np.array([100.0]), np.array([False]),
+    np.testing.assert_allclose(obs[0, 21:33], 0.1, atol=1e-7)  # 2 rad/s x 0.05
+    np.testing.assert_allclose(obs[0, 33:45], -1.0)
+    np.testing.assert_allclose(obs[0, 45:48], (1.0, 0.0, 0.05), atol=1e-7)
+    unscaled = quadruped_observation(
+        yaw, np.array([[1.0, 0, 0]]), np.array([[0, 0, 0.5]]), np.full((1, 12), 0.3), np.full((1, 12), 2.0),
+        np.full(12, 0.1), np.full((1, 12), -1.0), np.array([[0.5, 0, 0.2]]), QuadrupedObsScales(1.0, 1.0, 1.0, 1.0),
     )
-    assert terms["tracking_lin_vel"][0] == pytest.approx(1.0 * dt)
-    assert terms["tracking_ang_vel"][0] == pytest.approx(0.5 * dt)
-    assert terms["lin_vel_z"][0] == pytest.approx(-2.0 * 0.01 * dt)
-    assert terms["ang_vel_xy"][0] == pytest.approx(-0.05 * 0.01 * dt)
-    assert terms["action_rate"][0] == pytest.approx(cfg.action_rate * 12 * 0.25 * dt)
-    assert terms["power"][0] == pytest.approx(-2e-4 * 100 * dt)
-    assert rew[0] == pytest.approx(sum(t[0] for t in terms.values()))
+    np.testing.assert_allclose(unscaled[0, [1, 5, 21, 45, 47]], (-1, 0.5, 2.0, 0.5, 0.2), atol=1e-7)
 
 
 def test_power_penalty_comes_from_actuator_telemetry():

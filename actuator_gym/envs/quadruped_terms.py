@@ -1,0 +1,292 @@
+"""The quadruped's observation, reward terms and foot bookkeeping: pure numpy functions, batch-first.
+
+Split from :mod:`actuator_gym.envs.quadruped` (which re-exports every public name). Everything here
+takes arrays and returns arrays; the task (:class:`~actuator_gym.envs.quadruped.QuadrupedTask`)
+gathers the state from its backend and calls them, so each term can be checked by hand.
+
+Foot state comes from the physics through body poses only (``xpos`` / ``xmat`` of the calves, which
+every backend exposes): the foot centre is the calf frame's point ``(0, 0, -calf_length)``. A foot is
+**in contact** when its centre is less than ``contact_height`` above the floor plane z = 0 (flat
+floor; the sphere's radius plus a few mm of soft-contact penetration and tolerance). Foot velocities
+are the finite difference of the foot positions over the control step ``dt`` (the mean velocity of
+the step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._math import quat_to_rotmat
+
+__all__ = [
+    "QuadrupedObsScales",
+    "quadruped_observation",
+    "QuadrupedRewardCfg",
+    "RewardInputs",
+    "quadruped_reward",
+    "feet_air_time_term",
+    "foot_slip_term",
+    "foot_clearance_term",
+    "joint_limit_term",
+    "FootTracker",
+    "foot_positions",
+]
+
+
+@dataclass(frozen=True)
+class QuadrupedObsScales:
+    """Observation scales (legged_gym's): each observed quantity is multiplied by its scale."""
+
+    lin_vel: float = 2.0
+    """Base linear velocity [per m/s] (also the vx, vy commands)."""
+    ang_vel: float = 0.25
+    """Base angular velocity [per rad/s] (also the yaw-rate command)."""
+    joint_pos: float = 1.0
+    """Joint positions relative to the default pose [per rad]."""
+    joint_vel: float = 0.05
+    """Joint velocities [per rad/s]."""
+
+
+def quadruped_observation(
+    base_quat, base_lin_vel_world, base_ang_vel_body, joint_pos, joint_vel, default_pos, last_action, command,
+    scales: QuadrupedObsScales | None = None,
+) -> np.ndarray:
+    """The 48-float observation (layout in :mod:`actuator_gym.envs.quadruped`), ``(N, 48)`` float32.
+
+    ``base_lin_vel_world`` (N, 3) [m/s] is rotated into the body frame; ``base_ang_vel_body`` (N, 3)
+    [rad/s] is already in the body frame (MuJoCo's free-joint angular velocity is). Each quantity is
+    multiplied by its entry of ``scales`` (default :class:`QuadrupedObsScales`); the gravity
+    direction and the last action are unscaled.
+    """
+    s = scales or QuadrupedObsScales()
+    n = np.asarray(base_quat).shape[0]
+    rot = quat_to_rotmat(base_quat)
+    lin_b = np.einsum("nji,nj->ni", rot, np.asarray(base_lin_vel_world, dtype=np.float64))
+    grav_b = -rot[:, 2, :]  # R^T @ (0, 0, -1)
+    cmd = np.asarray(command, dtype=np.float64)
+    out = np.empty((n, 48), dtype=np.float32)
+    out[:, 0:3] = lin_b * s.lin_vel
+    out[:, 3:6] = np.asarray(base_ang_vel_body) * s.ang_vel
+    out[:, 6:9] = grav_b
+    out[:, 9:21] = (np.asarray(joint_pos) - np.asarray(default_pos)) * s.joint_pos
+    out[:, 21:33] = np.asarray(joint_vel) * s.joint_vel
+    out[:, 33:45] = last_action
+    out[:, 45:47] = cmd[:, :2] * s.lin_vel
+    out[:, 47] = cmd[:, 2] * s.ang_vel
+    return out
+
+
+@dataclass
+class QuadrupedRewardCfg:
+    """Reward weights (per second of simulated time; the step reward is ``sum(w * term) * dt_policy``)
+    and the gait targets. Terms as legged_gym / Isaac Lab use them; 0 switches a term off."""
+
+    tracking_lin_vel: float = 1.0
+    """Weight of ``exp(-|v_xy* - v_xy|² / sigma²)`` (body frame)."""
+    tracking_ang_vel: float = 0.5
+    """Weight of ``exp(-(w_z* - w_z)² / sigma²)``."""
+    tracking_sigma: float = 0.5
+    """Kernel width sigma [m/s or rad/s] (the exponent divides by sigma²)."""
+    lin_vel_z: float = -1.0
+    """Weight of ``v_z²`` [(m/s)²] (body frame)."""
+    ang_vel_xy: float = -0.02
+    """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
+    orientation: float = -1.0
+    """Weight of ``g_x² + g_y²`` (the gravity direction in the body frame: 0 when level)."""
+    action_rate: float = -0.04
+    """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad] (was -0.16
+    before the gait terms: lowered with the other penalties, see ``only_positive_rewards``)."""
+    power: float = -2e-4
+    """Weight of the mechanical power ``sum_j |tau_j * qd_j|`` [W] (actuator telemetry)."""
+    torques: float = -1e-4
+    """Weight of ``sum_j tau_j²`` [(N·m)²] (applied efforts of the step's last substep)."""
+    joint_acc: float = -1e-7
+    """Weight of ``sum_j ((qd_j - qd_j,prev) / dt)²`` [(rad/s²)²]."""
+    joint_limits: float = -10.0
+    """Weight of ``sum_j`` (distance [rad] outside the soft joint range, see ``soft_joint_limit``)."""
+    soft_joint_limit: float = 0.9
+    """Fraction of each hinge's range (about its middle) inside which ``joint_limits`` is 0."""
+    feet_air_time: float = 1.0
+    """Weight of ``sum_f (t_air,f - air_time_target)`` over the feet touching down in this step [s],
+    counted only while the commanded planar speed exceeds ``moving_command``."""
+    air_time_target: float = 0.3
+    """[s]: swings shorter than this are penalized, longer ones rewarded."""
+    foot_slip: float = -0.05
+    """Weight of ``sum_f |v_f,xy|`` over the feet in contact [m/s] (planar speed of a foot in stance)."""
+    foot_clearance: float = -0.25
+    """Weight of ``sum_f max(0, clearance_target - h_f) * |v_f,xy|`` [m · m/s]: feet that move low."""
+    clearance_target: float = 0.08
+    """[m]: foot-centre height above the floor a moving foot should reach."""
+    stand_still: float = -0.1
+    """Weight of ``sum_j |q_j - q_j,default|`` [rad] while the commanded planar speed is below ``moving_command``."""
+    moving_command: float = 0.1
+    """[m/s]: planar command speed above which the air-time term counts and below which ``stand_still`` does."""
+    termination: float = -2.0
+    """Added once (not scaled by dt) when an episode terminates."""
+    only_positive_rewards: bool = False
+    """Clip the step reward's sum of terms (all but ``termination``) at 0 before adding the
+    termination term (legged_gym's ``only_positive_rewards``). Off by default: with these weights
+    the living reward of the initial policy is about -0.2/s, small enough that falling does not pay,
+    while the clip would zero most early rewards (docs/tasks.md, "the bundled quadruped")."""
+
+
+@dataclass
+class RewardInputs:
+    """The arrays one reward evaluation reads (``N`` envs, ``J`` joints, ``F`` feet)."""
+
+    command: np.ndarray
+    """(N, 3) vx [m/s], vy [m/s], yaw rate [rad/s]."""
+    base_lin_vel_body: np.ndarray
+    """(N, 3) [m/s]."""
+    base_ang_vel_body: np.ndarray
+    """(N, 3) [rad/s]."""
+    gravity_body: np.ndarray
+    """(N, 3) gravity direction in the body frame."""
+    action: np.ndarray
+    """(N, A) this step's action."""
+    last_action: np.ndarray
+    """(N, A) the previous step's."""
+    power: np.ndarray
+    """(N,) [W] mean over the substeps of ``sum_j |applied_effort * joint_vel|``."""
+    effort: np.ndarray
+    """(N, J) [N·m] applied efforts (last substep)."""
+    joint_pos: np.ndarray
+    """(N, J) [rad]."""
+    joint_vel: np.ndarray
+    """(N, J) [rad/s]."""
+    last_joint_vel: np.ndarray
+    """(N, J) [rad/s] at the previous step."""
+    default_joint_pos: np.ndarray
+    """(J,) [rad]."""
+    joint_range: np.ndarray
+    """(J, 2) [rad] the hinges' (low, high)."""
+    foot_height: np.ndarray
+    """(N, F) [m] foot-centre height above the floor."""
+    foot_speed: np.ndarray
+    """(N, F) [m/s] planar foot speed."""
+    contact: np.ndarray
+    """(N, F) bool."""
+    touchdown_air_time: np.ndarray
+    """(N, F) [s] the air time of feet touching down in this step, 0 elsewhere (:class:`FootTracker`)."""
+    first_contact: np.ndarray
+    """(N, F) bool: feet touching down in this step."""
+    terminated: np.ndarray
+    """(N,) bool."""
+
+
+def feet_air_time_term(first_contact, touchdown_air_time, target: float, command, moving_command: float) -> np.ndarray:
+    """``(N,)``: ``sum_f (t_air,f - target)`` over touching-down feet, times ``|cmd_xy| > moving_command``."""
+    fc = np.asarray(first_contact, dtype=np.float64)
+    moving = np.linalg.norm(np.asarray(command, dtype=np.float64)[:, :2], axis=1) > moving_command
+    return np.sum((np.asarray(touchdown_air_time) - target) * fc, axis=1) * moving
+
+
+def foot_slip_term(contact, foot_speed) -> np.ndarray:
+    """``(N,)``: ``sum_f contact_f * |v_f,xy|`` [m/s]."""
+    return np.sum(np.asarray(contact, dtype=np.float64) * np.asarray(foot_speed), axis=1)
+
+
+def foot_clearance_term(foot_height, foot_speed, target: float) -> np.ndarray:
+    """``(N,)``: ``sum_f max(0, target - h_f) * |v_f,xy|`` [m · m/s]."""
+    return np.sum(np.maximum(0.0, target - np.asarray(foot_height)) * np.asarray(foot_speed), axis=1)
+
+
+def joint_limit_term(joint_pos, joint_range, soft: float) -> np.ndarray:
+    """``(N,)``: ``sum_j`` distance [rad] of ``q_j`` outside the soft range ``mid ± soft * (high - low) / 2``."""
+    r = np.asarray(joint_range, dtype=np.float64)
+    mid, half = r.mean(axis=1), soft * (r[:, 1] - r[:, 0]) / 2
+    q = np.asarray(joint_pos, dtype=np.float64)
+    return np.sum(np.maximum(0.0, (mid - half) - q) + np.maximum(0.0, q - (mid + half)), axis=1)
+
+
+def quadruped_reward(cfg: QuadrupedRewardCfg, dt: float, s: RewardInputs) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Reward ``(N,)`` and its weighted terms ``{name: (N,)}`` (each already times ``dt``, but
+    ``termination``): the terms' sum, clipped at 0 with ``only_positive_rewards``, plus ``termination``."""
+    cmd = np.asarray(s.command, dtype=np.float64)
+    v = np.asarray(s.base_lin_vel_body, dtype=np.float64)
+    w = np.asarray(s.base_ang_vel_body, dtype=np.float64)
+    s2 = cfg.tracking_sigma**2
+    moving = np.linalg.norm(cmd[:, :2], axis=1) > cfg.moving_command
+    raw = {
+        "tracking_lin_vel": np.exp(-np.sum((cmd[:, :2] - v[:, :2]) ** 2, axis=1) / s2),
+        "tracking_ang_vel": np.exp(-((cmd[:, 2] - w[:, 2]) ** 2) / s2),
+        "lin_vel_z": v[:, 2] ** 2,
+        "ang_vel_xy": np.sum(w[:, :2] ** 2, axis=1),
+        "orientation": np.sum(np.asarray(s.gravity_body)[:, :2] ** 2, axis=1),
+        "action_rate": np.sum((np.asarray(s.action) - np.asarray(s.last_action)) ** 2, axis=1),
+        "power": np.asarray(s.power, dtype=np.float64),
+        "torques": np.sum(np.asarray(s.effort, dtype=np.float64) ** 2, axis=1),
+        "joint_acc": np.sum(((np.asarray(s.joint_vel) - np.asarray(s.last_joint_vel)) / dt) ** 2, axis=1),
+        "joint_limits": joint_limit_term(s.joint_pos, s.joint_range, cfg.soft_joint_limit),
+        "feet_air_time": feet_air_time_term(s.first_contact, s.touchdown_air_time, cfg.air_time_target, cmd,
+                                            cfg.moving_command),
+        "foot_slip": foot_slip_term(s.contact, s.foot_speed),
+        "foot_clearance": foot_clearance_term(s.foot_height, s.foot_speed, cfg.clearance_target),
+        "stand_still": np.sum(np.abs(np.asarray(s.joint_pos) - np.asarray(s.default_joint_pos)), axis=1) * ~moving,
+    }
+    terms = {k: getattr(cfg, k) * x * dt for k, x in raw.items()}
+    total = sum(terms.values())
+    if cfg.only_positive_rewards:
+        total = np.maximum(total, 0.0)
+    terms["termination"] = cfg.termination * np.asarray(s.terminated, dtype=np.float64)
+    return total + terms["termination"], terms
+
+
+def foot_positions(calf_pos, calf_mat, calf_length: float) -> np.ndarray:
+    """Foot centres ``(N, F, 3)`` [m]: the calf frames' points ``(0, 0, -calf_length)``, from the calf
+    bodies' positions ``(N, F, 3)`` and row-major rotation matrices ``(N, F, 9)`` (``xmat``)."""
+    mat = np.asarray(calf_mat, dtype=np.float64).reshape(*np.shape(calf_pos)[:2], 3, 3)
+    return np.asarray(calf_pos, dtype=np.float64) - calf_length * mat[..., :, 2]
+
+
+class FootTracker:
+    """Per-env, per-foot contact and air-time bookkeeping, updated once per control step.
+
+    ``update(foot_pos, dt)``: ``contact = h < contact_height``; ``first_contact`` = in contact now
+    and in the air at the previous update; ``touchdown_air_time`` = the air time [s] the touching-down
+    feet had accumulated (0 elsewhere); ``air_time`` then restarts at 0 for feet in contact and grows
+    by ``dt`` for feet in the air; ``speed`` = planar distance since the previous update / ``dt``
+    [m/s]; ``swing_peak`` = the highest foot height of the current swing (reset at touchdown).
+    ``reset(ids, foot_pos)`` clears the envs ``ids`` only (other envs keep their bookkeeping): their
+    previous foot positions become ``foot_pos`` (no speed across a reset), contact is re-measured
+    and the air times are 0.
+    """
+
+    def __init__(self, num_envs: int, num_feet: int, contact_height: float):
+        self.contact_height = float(contact_height)
+        shape = (num_envs, num_feet)
+        self.contact = np.zeros(shape, dtype=bool)
+        self.first_contact = np.zeros(shape, dtype=bool)
+        self.air_time = np.zeros(shape)
+        self.touchdown_air_time = np.zeros(shape)
+        self.last_swing_peak = np.zeros(shape)
+        """[m] the peak height of the swing that ended at the last touchdown (per foot)."""
+        self.swing_peak = np.zeros(shape)
+        self.speed = np.zeros(shape)
+        self.height = np.zeros(shape)
+        self.position = np.zeros((*shape, 3))
+
+    def reset(self, ids, foot_pos) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
+        p = np.asarray(foot_pos, dtype=np.float64)
+        self.position[ids] = p
+        self.height[ids] = p[..., 2]
+        self.contact[ids] = p[..., 2] < self.contact_height
+        for buf in (self.first_contact, self.air_time, self.touchdown_air_time, self.speed, self.swing_peak,
+                    self.last_swing_peak):
+            buf[ids] = 0
+
+    def update(self, foot_pos, dt: float) -> None:
+        p = np.asarray(foot_pos, dtype=np.float64)
+        self.speed = np.linalg.norm(p[..., :2] - self.position[..., :2], axis=-1) / dt
+        self.position = p.copy()
+        self.height = p[..., 2].copy()
+        contact = self.height < self.contact_height
+        self.first_contact = contact & ~self.contact
+        self.touchdown_air_time = np.where(self.first_contact, self.air_time, 0.0)
+        self.last_swing_peak = np.where(self.first_contact, self.swing_peak, self.last_swing_peak)
+        self.air_time = np.where(contact, 0.0, self.air_time + dt)
+        self.swing_peak = np.where(contact, 0.0, np.maximum(self.swing_peak, self.height))
+        self.contact = contact

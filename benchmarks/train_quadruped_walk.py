@@ -1,0 +1,162 @@
+"""Train the quadruped to walk with rsl_rl's PPO (legged_gym-style), then measure its gait.
+
+Top to bottom, CleanRL-style: the settings, the env, the runner, a loop of training chunks with a
+deterministic evaluation after each (the learning curve), then the gait figures and the motors'
+operating points of the final policy. Run from the repository root:
+
+    PYTHONPATH=$PWD python benchmarks/train_quadruped_walk.py --minutes 10 --out runs/quadruped_walk
+
+Prints one curve row per evaluation and, at the end, the gait table (duty factor, slip, clearance,
+steps per foot), |vx error|, distance, falls, the actuator saturation fraction and torque-speed
+operating points; writes ``curve.csv``, ``summary.json`` and the rsl_rl checkpoint ``model.pt`` into
+``--out``. The recipe (TASK_KWARGS, TRAIN_CFG) is the one of configs/experiments/quadruped_walk.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import torch
+
+import actuator_gym  # noqa: F401  (registers the ids; before mujoco)
+import gymnasium as gym
+from actuator_gym.adapters import rsl_rl
+from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, QuadrupedRewardCfg, go1_dc_motor_cfg
+from actuator_gym.tools.gait import GaitRecorder, format_gait
+
+TASK = "actuator_gym/Quadruped-v0"
+TASK_KWARGS = dict(random_episode_start=True)  # the rest: the task's defaults (docs/tasks.md)
+MLP = {"class_name": "rsl_rl.models.MLPModel", "hidden_dims": [256, 128, 64], "activation": "elu",
+       "obs_normalization": True}
+# init_std 0.5 rad of target noise (1 rad per action unit): 0.25 (legged_gym's std 1 x 0.25 rad) did not leave
+# standing within 3.4M steps, 1.0 made the penalties dominate (measured: benchmarks/README.md, "Quadruped walk")
+TRAIN_CFG = {  # rsl-rl-lib 5.5 layout
+    "num_steps_per_env": 24,
+    "save_interval": 10_000,
+    "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+    "algorithm": {"class_name": "rsl_rl.algorithms.PPO", "num_learning_epochs": 5, "num_mini_batches": 4,
+                  "learning_rate": 1e-3, "schedule": "adaptive", "desired_kl": 0.01, "entropy_coef": 0.01,
+                  "gamma": 0.99, "lam": 0.95, "clip_param": 0.2, "max_grad_norm": 1.0},
+    "actor": {**MLP, "distribution_cfg": {"class_name": "rsl_rl.modules.GaussianDistribution", "init_std": 0.5}},
+    "critic": dict(MLP),
+}
+
+
+def evaluate(policy, num_envs: int, steps: int, seed: int, **task_kwargs):
+    """Deterministic rollout: the gait figures and the motors' statistics."""
+    env = gym.make_vec(TASK, num_envs=num_envs, **{**TASK_KWARGS, "random_episode_start": False, **task_kwargs})
+    task = env.unwrapped
+    obs, _ = env.reset(seed=seed)
+    rec = GaitRecorder(LEG_NAMES)
+    eff, vel, sat, ret = [], [], [], np.zeros(num_envs)
+    alive = np.ones(num_envs, bool)
+    with torch.no_grad():
+        for _ in range(steps):
+            act = policy(torch.as_tensor(obs)).numpy()
+            obs, r, term, trunc, info = env.step(act)
+            rec.record(task, term)
+            ret += r * alive
+            alive &= ~term
+            eff.append(np.abs(info["actuator"]["applied_effort"][alive]))
+            vel.append(np.abs(info["actuator"]["joint_vel"][alive]))
+            sat.append(info["actuator"]["saturated"][alive])
+    env.close()
+    fig = rec.figures()
+    eff, vel, sat = (np.concatenate(x) for x in (eff, vel, sat))
+    kinds = {"hip_abd": slice(0, 12, 3), "hip_flex": slice(1, 12, 3), "knee": slice(2, 12, 3)}
+    fig["motors"] = {k: {"saturated_fraction": float(sat[:, s].mean()), "peak_torque": float(eff[:, s].max()),
+                         "p99_torque": float(np.percentile(eff[:, s], 99)), "p99_speed": float(np.percentile(vel[:, s], 99)),
+                         "peak_speed": float(vel[:, s].max())} for k, s in kinds.items()}
+    fig["return"] = float(ret.mean())
+    return fig
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--minutes", type=float, default=10.0, help="training wall-clock budget")
+    p.add_argument("--timesteps", type=int, default=None,
+                   help="stop after this many env steps instead (a busy machine: budget by steps, extrapolate the time)")
+    p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument("--eval-every", type=int, default=25, help="iterations between evaluations")
+    p.add_argument("--eval-envs", type=int, default=32)
+    p.add_argument("--eval-steps", type=int, default=500)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/quadruped_walk")
+    p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt)")
+    p.add_argument("--reward", nargs="*", default=[], metavar="NAME=VALUE",
+                   help="override QuadrupedRewardCfg fields (recipe search), e.g. foot_slip=-0.1")
+    p.add_argument("--init-std", type=float, default=None, help="override the actor's initial std")
+    args = p.parse_args()
+    if args.reward:
+        kv = dict(x.split("=") for x in args.reward)
+        TASK_KWARGS["reward_cfg"] = QuadrupedRewardCfg(**{k: (v.lower() in ("1", "true")) if k == "only_positive_rewards"
+                                                           else float(v) for k, v in kv.items()})
+    if args.init_std is not None:
+        TRAIN_CFG["actor"]["distribution_cfg"]["init_std"] = args.init_std
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    os.makedirs(args.out, exist_ok=True)
+
+    env = rsl_rl(gym.make_vec(TASK, num_envs=args.num_envs, **TASK_KWARGS), seed=args.seed)
+    from rsl_rl.runners import OnPolicyRunner
+
+    runner = OnPolicyRunner(env, TRAIN_CFG, log_dir=None, device="cpu")
+    steps_per_iter = args.num_envs * TRAIN_CFG["num_steps_per_env"]
+    curve, train_s, t0, iters = [], 0.0, time.time(), 0
+    print(f"{'iter':>5} {'steps':>9} {'train_s':>8} {'steps/s':>8} {'|vx err|':>8} {'return':>7} {'falls':>5}")
+    def budget_left():
+        return iters * steps_per_iter < args.timesteps if args.timesteps else train_s < args.minutes * 60
+
+    if args.load:
+        runner.load(args.load)
+    while not args.load and budget_left():
+        t = time.time()
+        runner.learn(num_learning_iterations=args.eval_every)
+        train_s += time.time() - t
+        iters += args.eval_every
+        policy = runner.get_inference_policy().as_jit().eval()
+        fig = evaluate(policy, args.eval_envs, args.eval_steps, seed=10_000)
+        it = iters
+        log = runner.logger
+        row = dict(iteration=it, timesteps=it * steps_per_iter, train_s=train_s, vx_error=fig["vx_error"],
+                   eval_return=fig["return"], falls=fig["falls"],
+                   train_return=float(np.mean(log.rewbuffer)) if log.rewbuffer else float("nan"),
+                   train_length=float(np.mean(log.lenbuffer)) if log.lenbuffer else float("nan"))
+        curve.append(row)
+        print(f"{it:5d} {row['timesteps']:9d} {train_s:8.0f} {row['timesteps'] / train_s:8.0f} "
+              f"{fig['vx_error']:8.3f} {fig['return']:7.2f} {fig['falls']:5d}  train return {row['train_return']:.2f}"
+              f" length {row['train_length']:.0f}", flush=True)
+    if not args.load:
+        runner.save(os.path.join(args.out, "model.pt"))
+    with open(os.path.join(args.out, "curve.csv"), "w") as fh:
+        fh.write("iteration,timesteps,train_s,vx_error,eval_return,falls\n")
+        for r in curve:
+            fh.write(f"{r['iteration']},{r['timesteps']},{r['train_s']:.1f},{r['vx_error']:.4f},"
+                     f"{r['eval_return']:.3f},{r['falls']}\n")
+
+    policy = runner.get_inference_policy().as_jit().eval()
+    final = {"default_ranges": evaluate(policy, 64, 1000, seed=20_000)}
+    for vx in (0.5, 1.0):  # fixed forward commands: the gait at one speed
+        final[f"vx_{vx}"] = evaluate(policy, 16, 500, seed=30_000, command_ranges=((vx, vx), (0.0, 0.0), (0.0, 0.0)),
+                                     standing_command_prob=0.0)
+    # where the motors bind: a 5 kg payload on the trunk (Go1's rated payload), fastest forward command
+    final["payload_5kg_vx_1.0"] = evaluate(policy, 16, 500, seed=30_000, geometry=QuadrupedGeometry(trunk_mass=10.0),
+                                           command_ranges=((1.0, 1.0), (0.0, 0.0), (0.0, 0.0)), standing_command_prob=0.0)
+    for name, fig in final.items():
+        print(f"\n== {name} ==\n{format_gait(fig)}")
+        for k, m in fig["motors"].items():
+            print(f"  {k:8s} saturated {100 * m['saturated_fraction']:.2f} %, peak |tau| {m['peak_torque']:.1f} N·m "
+                  f"(p99 {m['p99_torque']:.1f}), p99 |qd| {m['p99_speed']:.1f} rad/s (peak {m['peak_speed']:.1f})")
+    summary = {"task": TASK, "task_kwargs": {k: repr(v) for k, v in TASK_KWARGS.items()}, "train_cfg": TRAIN_CFG, "num_envs": args.num_envs,
+               "seed": args.seed, "train_s": train_s, "wall_s": time.time() - t0, "curve": curve, "final": final,
+               "actuators": repr(go1_dc_motor_cfg())}
+    with open(os.path.join(args.out, "summary.json"), "w") as fh:
+        json.dump(summary, fh, indent=1, default=float)
+
+
+if __name__ == "__main__":
+    main()
