@@ -27,7 +27,7 @@ actuator math runs in numpy on views of torch buffers, torch only holds them; BL
 are set to 1 thread before numpy loads.
 
 Actions: uniform random in ``[-1, 1]`` per joint, pre-drawn, the same sequence for every variant
-of a row (quadruped: ``[-1, 1]`` action units = targets within 0.25 rad of the default pose; Ant:
+of a row (quadruped: ``[-1, 1]`` action units = targets within 1 rad of the default pose; Ant:
 ``[-1, 1]`` = torque commands up to 150 N·m). Envs reset themselves (NEXT_STEP autoreset) in
 every variant that has episodes.
 

@@ -101,7 +101,7 @@ def cmd_list(args) -> int:
         try:
             doc = configs.load(path)
             desc = " ".join(doc.description.split())[:90]
-            kind = type(doc).__name__.replace("Preset", "").lower()
+            kind = type(doc).__name__.replace("Preset", "").replace("TransferExperiment", "Transfer").lower()
         except Exception as exc:  # noqa: BLE001 - report, keep listing
             desc, kind = f"(invalid: {exc})", "?"
         print(f"  {name:<24} {kind:<10} {desc}")
