@@ -15,7 +15,6 @@ traceback).
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+from .tables import write_csv
 
 DEFAULT_OUT = Path("actuator_gym_out")
 
@@ -37,15 +38,6 @@ def _progress(iterable, desc: str, total: int | None = None):
     from tqdm import tqdm
 
     return tqdm(iterable, desc=desc, total=total, leave=False, mininterval=0.5, disable=not sys.stderr.isatty())
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    return path
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
@@ -130,7 +122,7 @@ def cmd_demo(args) -> int:
     lo, hi = analysis.dc_envelope(p["saturation_effort"], p["actuator_velocity_limit"], p["actuator_effort_limit"], v)
     files.append(plots.torque_speed(v, lo, hi, dc.qd, dc.applied_effort, out / "torque_speed.png",
                                     "DC motor: torque-speed envelope and operating points"))
-    files.append(_write_csv(out / "summary.csv", rows))
+    files.append(write_csv(out / "summary.csv", rows))
     print(f"Pendulum (0.6 kg at 0.5 m, holding torque {analysis.HOLDING_TORQUE:.2f} N·m at horizontal), "
           f"step command 0 -> {args.target_deg:g} deg, {args.seconds:g} s at 360 Hz:\n")
     _print_table(rows)
@@ -164,7 +156,7 @@ def cmd_sweep(args) -> int:
         recs = [analysis.until_divergence(r) for r in recs]  # a diverged trace stops where it blew up
     png = plots.step_responses(recs, out / f"sweep_{args.param}.png",
                                f"Pendulum: {args.param} sweep (step to {args.target_deg:g} deg)", ylim=ylim)
-    csv_path = _write_csv(out / f"sweep_{args.param}.csv", rows)
+    csv_path = write_csv(out / f"sweep_{args.param}.csv", rows)
     _print_table(rows)
     print(f"\nWrote {png} and {csv_path}")
     return 0
@@ -235,7 +227,7 @@ def cmd_rollout(args) -> int:
                 for j, x in enumerate(np.asarray(arrays[key][i]).ravel()):
                     row[f"{key}_{j}"] = float(x)
         rows.append(row)
-    files = [out / "telemetry.npz", _write_csv(out / "telemetry.csv", rows)]
+    files = [out / "telemetry.npz", write_csv(out / "telemetry.csv", rows)]
     for key, ylabel in (("applied_effort", "applied effort [N·m]"), ("applied_thrust", "applied thrust [N]"), ("joint_pos", "joint position [rad]")):
         if key in arrays:
             files.append(plots.timeseries(t, {key: arrays[key]}, out / f"{key}.png", f"{task}: {key}", ylabel))

@@ -8,12 +8,13 @@ for every metric the mean over seeds and the half-width of its 95 % confidence i
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
+from .tables import write_csv
 
 __all__ = ["summarize", "write", "t_quantile", "HEATMAP_METRICS"]
 
@@ -62,15 +63,6 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
-    return path
-
-
 def _markdown(summary: Sequence[dict[str, Any]], exp: Any, tracking_label: str) -> str:
     trains = list(dict.fromkeys(r["train_condition"] for r in summary))
     hards = list(dict.fromkeys(r["hardware_condition"] for r in summary))
@@ -116,6 +108,6 @@ def write(out: Path, rows: Sequence[dict[str, Any]], exp: Any, tracking_label: s
     summary = summarize(rows)
     md = out / "summary.md"
     md.write_text(_markdown(summary, exp, tracking_label))
-    return [_csv(out / "results.csv", rows), _csv(out / "summary.csv", summary), md,
+    return [write_csv(out / "results.csv", rows), write_csv(out / "summary.csv", summary), md,
             _heatmaps(out / "heatmaps.png", summary, f"{exp.name}: train condition x hardware condition (mean over "
                       f"{len(exp.seeds)} seeds)", tracking_label)]
