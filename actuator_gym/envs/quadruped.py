@@ -273,6 +273,8 @@ class QuadrupedCfg(TaskCfg):
     """[rad]: uniform noise on the default pose at reset."""
     random_yaw: bool = True
     """Draw the heading uniformly at reset."""
+    render_camera: int | str = "track"
+    """Frames follow the trunk from the side (the model's ``track`` camera)."""
 
     def model_xml(self) -> str:
         return quadruped_mjcf(self.geometry, self.physics_dt) if not self.mjcf else super().model_xml()

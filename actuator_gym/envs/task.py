@@ -448,7 +448,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if self.render_mode != "rgb_array":
             return None
         c = self.cfg
-        return tuple(self.backend.render(i, c.render_width, c.render_height) for i in self.render_env_ids)
+        return tuple(self.backend.render(i, c.render_width, c.render_height, c.render_camera) for i in self.render_env_ids)
 
     def close_extras(self, **kwargs: Any) -> None:
         self.backend.close()

@@ -123,6 +123,9 @@ class TaskCfg:
     """[px]: rendered frame width."""
     render_height: int = 480
     """[px]: rendered frame height."""
+    render_camera: int | str = -1
+    """The camera frames are rendered from: a camera name of the model, its index, or -1 (MuJoCo's
+    free camera at the model's default view)."""
 
     def model_xml(self) -> str:
         """The MJCF text (subclasses may generate it from their fields)."""
@@ -172,6 +175,8 @@ class TaskCfg:
             check_int(self.nthread, "nthread", name, low=0, high=MAX_NTHREAD)
         for key in ("render_width", "render_height"):
             check_int(getattr(self, key), f"{key} [px]", name, low=1, high=MAX_RENDER_SIZE)
+        if not isinstance(self.render_camera, str):
+            check_int(self.render_camera, "render_camera", name, low=-1)
 
 
 def check_real_fields(obj: Any, owner: str, spec: Mapping[str, dict[str, Any]]) -> None:

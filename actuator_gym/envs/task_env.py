@@ -83,7 +83,7 @@ class TaskEnv(gym.Env):
         if self.render_mode != "rgb_array":
             return None
         c = self.task.cfg
-        return self.task.backend.render(0, c.render_width, c.render_height)
+        return self.task.backend.render(0, c.render_width, c.render_height, c.render_camera)
 
     def close(self) -> None:
         self.task.close()

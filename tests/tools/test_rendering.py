@@ -81,3 +81,22 @@ def test_record_video_headless_on_a_task_and_a_wrapped_env(tmp_path):
     for name in ("task", "wrapped"):
         videos = list((tmp_path / f"videos_{name}").glob("*.mp4"))
         assert videos and videos[0].stat().st_size > 1000, name
+
+
+def test_render_camera_follows_the_quadruped_and_is_checked():
+    """The quadruped renders from its ``track`` camera (the trunk in view wherever it walks); the
+    free camera (-1) is a different view; a bad ``render_camera`` is refused naming the field."""
+    import gymnasium as gym
+    import numpy as np
+
+    frames = {}
+    for cam in ("track", -1):
+        env = gym.make("actuator_gym/Quadruped-v0", render_mode="rgb_array", render_width=64, render_height=48,
+                       render_camera=cam)
+        env.reset(seed=0)
+        frames[cam] = env.render()
+        env.close()
+    assert frames["track"].shape == (48, 64, 3)
+    assert np.abs(frames["track"].astype(int) - frames[-1].astype(int)).mean() > 5.0
+    with pytest.raises(ValueError, match="render_camera"):
+        gym.make("actuator_gym/Quadruped-v0", render_camera=-2)
