@@ -6,6 +6,7 @@ from the installed package. ``ACTUATOR_GYM_REPO`` names the checkout, used only 
 list of bundled files against ``configs/``; nothing is imported or read from it otherwise.
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -60,8 +61,16 @@ def test_every_preset_loads_builds_and_steps(name):
         infos = _steps(gym.make("actuator_gym/Quadruped-v0", actuators=preset.actuators))
     elif isinstance(preset, configs.ThrusterPreset):
         infos = _steps(gym.make("actuator_gym/Quadrotor-v0", actuators=preset.thrusters))
+    elif isinstance(preset, configs.TransferExperiment):  # every condition with actuators of its own
+        conds = [c for c in (*preset.train_conditions.values(), *preset.hardware_conditions.values()) if c.fitted_net is None]
+        assert conds
+        for c in conds:
+            infos = _steps(make_env(preset.task, c.actuators, **{**preset.task_kwargs, **c.task_kwargs}), n=2)
     else:
-        infos = _steps(make_env(preset.task, preset.actuators, **preset.task_kwargs))
+        kwargs = dict(preset.task_kwargs)
+        if kwargs.get("backend") in ("mujoco_warp", "newton") and importlib.util.find_spec("warp") is None:
+            kwargs.pop("backend")  # the wheel is installed without the [warp] extra: the GPU preset steps on the CPU backend
+        infos = _steps(make_env(preset.task, preset.actuators, **kwargs))
     assert "actuator" in infos[-1]
 
 
