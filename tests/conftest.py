@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 import actuator_gym  # noqa: F401  (first: it picks the headless GL backend before a test module imports mujoco)
+import numpy as np  # noqa: E402
 
 CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
 """Reference traces and networks recorded from Isaac Lab 3.0 and Newton 1.8 (see its README.md)."""
@@ -154,3 +155,42 @@ def double_pendulum(integrator: str = "Euler") -> str:
     </body>
   </worldbody>
 </mujoco>"""
+
+
+NATIVE_KEYS = ("computed_effort", "applied_effort", "power", "joint_pos", "joint_vel")
+"""The telemetry keys :func:`native_rollout_diff` compares."""
+
+
+def native_rollout_diff(explicit, native, steps, seed=0):
+    """Two single-group pendulum tasks (group ``pendulum``), one explicit, one all native, stepped
+    with the same random actions: the largest |explicit - native| of the state and of the telemetry
+    (:data:`NATIVE_KEYS`) over ``steps`` control steps (autoresets included), the lags each env drew
+    at each reset, the saturations seen and the env resets seen. Asserts on the way what must be
+    equal: terminations, info keys, ``saturated``, the parameters in force, and the native energy
+    rule (the last substep's |power| held over the control step, docs/native.md)."""
+    rng = np.random.default_rng(seed)
+    worst, lags, saturated, resets = dict.fromkeys(("qpos", "qvel") + NATIVE_KEYS, 0.0), [], 0, 0
+    for _ in range(steps):
+        a = rng.uniform(-1, 1, (explicit.num_envs, explicit.num_actions))
+        _, re_, te, tre, ie = explicit.step(a)
+        _, rn, tn, trn, inn = native.step(a)
+        assert np.array_equal(te, tn) and np.array_equal(tre, trn)
+        ta, tb = ie["actuator"], inn["actuator"]
+        assert ta.keys() == tb.keys()
+        for k in NATIVE_KEYS:
+            worst[k] = max(worst[k], float(np.abs(ta[k] - tb[k]).max()))
+        assert np.array_equal(ta["saturated"], tb["saturated"])
+        # energy: the last substep's |power| held over the control step (docs/native.md)
+        np.testing.assert_allclose(tb["energy"], np.abs(tb["power"]) * native.decimation * native.physics_dt, rtol=1e-6)
+        np.testing.assert_array_equal(tb["mean_power"], tb["power"])
+        saturated += int(ta["saturated"].sum())
+        for f in ("qpos", "qvel"):
+            worst[f] = max(worst[f], float(np.abs(getattr(explicit.backend, f) - getattr(native.backend, f)).max()))
+        pe, pn = ie["actuator"]["parameters"]["pendulum"], inn["actuator"]["parameters"]["pendulum"]
+        assert all(np.array_equal(pe[k], pn[k]) for k in pe)
+        mask = ie["actuator"]["_parameters"]
+        if mask.any():
+            resets += int(mask.sum())
+            if "delay_steps" in pe:
+                lags.append(pe["delay_steps"][mask].ravel().copy())
+    return worst, lags, saturated, resets

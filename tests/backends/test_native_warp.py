@@ -21,7 +21,7 @@ import actuator_gym as ag  # noqa: E402
 from actuator_gym.envs.pendulum import PendulumTask  # noqa: E402
 from actuator_gym.randomization import Uniform  # noqa: E402
 
-from conftest import double_pendulum  # noqa: E402
+from conftest import double_pendulum, native_rollout_diff  # noqa: E402
 
 DEVICE = os.environ.get("ACTUATOR_GYM_WARP_DEVICE", "cpu")  # as test_backend_warp.py (gpu_check.sh: cuda:0)
 
@@ -43,7 +43,6 @@ CFGS = {  # randomized per env; the limits act at many steps
 PID = lambda: ag.ComposedActuatorCfg(  # noqa: E731
     joint_names_expr=["hinge"], drive=ag.DrivePID(kp=20.0, ki=15.0, kd=1.0, integral_max=0.05),
     clamping=[ag.ClampingMaxEffort(max_effort=3.0)])
-KEYS = ("computed_effort", "applied_effort", "power", "joint_pos", "joint_vel")
 TOL = {"qpos": 1e-5, "qvel": 1e-4, "computed_effort": 1e-4, "applied_effort": 1e-4, "power": 1e-4,
        "joint_pos": 1e-5, "joint_vel": 1e-4}
 """float32 round-off over these episodes (measured worst: ~1e-7 rad, ~2e-6 N·m, docs/native.md)."""
@@ -54,42 +53,12 @@ def _task(execution, actuators, **kw):
                         seed=11, **{**SMALL, **kw})
 
 
-def _rollout(explicit, native, steps, seed=0):
-    """Largest |explicit - native| of the state and the telemetry over ``steps`` control steps of random
-    actions (autoresets included); the lags drawn at resets; saturations seen; env resets seen."""
-    rng = np.random.default_rng(seed)
-    worst, lags, saturated, resets = dict.fromkeys(("qpos", "qvel") + KEYS, 0.0), [], 0, 0
-    for _ in range(steps):
-        a = rng.uniform(-1, 1, (N, explicit.num_actions))
-        _, _, te, tre, ie = explicit.step(a)
-        _, _, tn, trn, inn = native.step(a)
-        assert np.array_equal(te, tn) and np.array_equal(tre, trn)
-        ta, tb = ie["actuator"], inn["actuator"]
-        assert ta.keys() == tb.keys()
-        for k in KEYS:
-            worst[k] = max(worst[k], float(np.abs(ta[k] - tb[k]).max()))
-        assert np.array_equal(ta["saturated"], tb["saturated"])
-        # energy: the last substep's |power| held over the control step (docs/native.md)
-        np.testing.assert_allclose(tb["energy"], np.abs(tb["power"]) * native.decimation * native.physics_dt, rtol=1e-6)
-        saturated += int(ta["saturated"].sum())
-        for f in ("qpos", "qvel"):
-            worst[f] = max(worst[f], float(np.abs(getattr(explicit.backend, f) - getattr(native.backend, f)).max()))
-        pe, pn = ta["parameters"]["pendulum"], tb["parameters"]["pendulum"]
-        assert all(np.array_equal(pe[k], pn[k]) for k in pe)
-        mask = ta["_parameters"]
-        if mask.any():
-            resets += int(mask.sum())
-            if "delay_steps" in pe:
-                lags.append(pe["delay_steps"][mask].ravel().copy())
-    return worst, lags, saturated, resets
-
-
 @pytest.mark.parametrize("name", list(CFGS))
 def test_native_on_warp_equals_explicit_on_warp_to_float32_round_off_across_autoresets(name):
     explicit, native = _task("explicit", {"pendulum": CFGS[name]()}), _task("native", {"pendulum": CFGS[name]()})
     assert native.execution == "native" and native.group_execution == {"pendulum": "native"}
     assert int(native.model.opt.integrator) == 0  # Euler
-    worst, lags, saturated, resets = _rollout(explicit, native, steps=40)  # 2 autoresets per env
+    worst, lags, saturated, resets = native_rollout_diff(explicit, native, steps=40)  # 2 autoresets per env
     assert resets >= 2 * N and saturated > 10
     assert all(worst[k] < TOL[k] for k in TOL), worst
     if name == "delayed_pd":  # lags re-drawn per env at every reset, and they differ

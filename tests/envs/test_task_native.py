@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import actuator_gym as ag
+from conftest import native_rollout_diff
 from actuator_gym.envs.ant import AntCfg, AntTask
 from actuator_gym.envs.pendulum import PendulumTask
 from actuator_gym.envs.quadruped import QuadrupedCfg, QuadrupedTask
@@ -44,42 +45,10 @@ CFGS = {  # every group randomized per env; the limits act at many steps
         joint_names_expr=["hinge"], drive=ag.DrivePID(kp=20.0, ki=15.0, kd=1.0, integral_max=0.05),
         clamping=[ag.ClampingMaxEffort(max_effort=Uniform(2.0, 4.0))]),
 }
-KEYS = ("computed_effort", "applied_effort", "power", "joint_pos", "joint_vel")
 
 
 def _pair(cls, cfg, **kw):
     return [cls(num_envs=N, actuators={"pendulum": cfg()}, execution=ex, seed=11, **kw) for ex in ("explicit", "native")]
-
-
-def _rollout(explicit, native, steps, seed=0):
-    """Largest |explicit - native| of the state and the telemetry over ``steps`` control steps of
-    random actions (autoreset included); the lags each env drew at each reset; saturations seen."""
-    rng = np.random.default_rng(seed)
-    worst, lags, saturated, resets = dict.fromkeys(("qpos", "qvel") + KEYS, 0.0), [], 0, 0
-    for _ in range(steps):
-        a = rng.uniform(-1, 1, (N, explicit.num_actions))
-        _, re_, te, tre, ie = explicit.step(a)
-        _, rn, tn, trn, inn = native.step(a)
-        assert np.array_equal(te, tn) and np.array_equal(tre, trn)
-        ta, tb = ie["actuator"], inn["actuator"]
-        assert ta.keys() == tb.keys()
-        for k in KEYS:
-            worst[k] = max(worst[k], float(np.abs(ta[k] - tb[k]).max()))
-        assert np.array_equal(ta["saturated"], tb["saturated"])
-        # energy: the last substep's |power| held over the control step (docs/native.md)
-        np.testing.assert_allclose(tb["energy"], np.abs(tb["power"]) * native.decimation * native.physics_dt, rtol=1e-6)
-        np.testing.assert_array_equal(tb["mean_power"], tb["power"])
-        saturated += int(ta["saturated"].sum())
-        for f in ("qpos", "qvel"):
-            worst[f] = max(worst[f], float(np.abs(getattr(explicit.backend, f) - getattr(native.backend, f)).max()))
-        pe, pn = ie["actuator"]["parameters"]["pendulum"], inn["actuator"]["parameters"]["pendulum"]
-        assert all(np.array_equal(pe[k], pn[k]) for k in pe)
-        mask = ie["actuator"]["_parameters"]
-        if mask.any():
-            resets += int(mask.sum())
-            if "delay_steps" in pe:
-                lags.append(pe["delay_steps"][mask].ravel().copy())
-    return worst, lags, saturated, resets
 
 
 @pytest.mark.parametrize("name", list(CFGS))
@@ -87,7 +56,7 @@ def test_native_equals_explicit_float64_under_euler_with_randomization_across_au
     explicit, native = _pair(Pendulum64, CFGS[name], episode_length_s=1.0)
     assert native.execution == "native" and explicit.execution == "explicit"
     assert int(native.model.opt.integrator) == 0  # the pendulum integrates with Euler
-    worst, lags, saturated, resets = _rollout(explicit, native, steps=200)  # 200 steps: 3 autoresets per env
+    worst, lags, saturated, resets = native_rollout_diff(explicit, native, steps=200)  # 200 steps: 3 autoresets per env
     assert resets >= 3 * N and saturated > 50
     assert max(worst.values()) < 1e-9, worst
     if name == "delayed_pd":  # lags re-drawn per env at every reset, and they differ
@@ -100,7 +69,7 @@ def test_float32_explicit_path_agrees_to_float32_round_off_over_a_5s_episode():
     explicit, native = _pair(PendulumTask, CFGS["dc_motor"])
     assert explicit.collection.applied_effort.dtype == torch.float32
     steps = int(round(5.0 / native.dt))
-    worst, _, saturated, _ = _rollout(explicit, native, steps=steps)
+    worst, _, saturated, _ = native_rollout_diff(explicit, native, steps=steps)
     assert saturated > 50
     assert 1e-9 < worst["qpos"] < 1e-4 and worst["applied_effort"] < 1e-4, worst
 
