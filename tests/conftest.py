@@ -194,3 +194,25 @@ def native_rollout_diff(explicit, native, steps, seed=0):
             if "delay_steps" in pe:
                 lags.append(pe["delay_steps"][mask].ravel().copy())
     return worst, lags, saturated, resets
+
+
+def native_pendulum_cfgs(max_delay: int) -> dict:
+    """``{name: () -> cfg}``: the pendulum's hinge under IdealPD, DCMotor and DelayedPD (delay 0..
+    ``max_delay`` substeps), each randomized per env, with limits that act at many steps (the native
+    vs explicit comparisons on MuJoCo and on MuJoCo-Warp)."""
+    import actuator_gym as ag
+    from actuator_gym.randomization import Uniform
+
+    scale = Uniform(0.5, 1.5, operation="scale")
+    return {
+        "ideal_pd": lambda: ag.IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0,
+                                                  actuator_effort_limit=2.5,
+                                                  randomization={"stiffness": scale, "damping": scale}),
+        "dc_motor": lambda: ag.DCMotorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0, saturation_effort=4.0,
+                                          actuator_velocity_limit=5.0, actuator_effort_limit=3.0,
+                                          randomization={"saturation_effort": Uniform(3.0, 6.0),
+                                                         "actuator_velocity_limit": Uniform(3.0, 8.0), "stiffness": scale}),
+        "delayed_pd": lambda: ag.DelayedPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0,
+                                                      actuator_effort_limit=2.5, min_delay=0, max_delay=max_delay,
+                                                      randomization={"stiffness": scale}),
+    }

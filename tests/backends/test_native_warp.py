@@ -21,25 +21,13 @@ import actuator_gym as ag  # noqa: E402
 from actuator_gym.envs.pendulum import PendulumTask  # noqa: E402
 from actuator_gym.randomization import Uniform  # noqa: E402
 
-from conftest import double_pendulum, native_rollout_diff  # noqa: E402
+from conftest import double_pendulum, native_pendulum_cfgs, native_rollout_diff  # noqa: E402
 
 DEVICE = os.environ.get("ACTUATOR_GYM_WARP_DEVICE", "cpu")  # as test_backend_warp.py (gpu_check.sh: cuda:0)
 
 N = 4
 SMALL = dict(decimation=2, episode_length_s=0.1)  # 18 control steps an episode
-SCALE = Uniform(0.5, 1.5, operation="scale")
-CFGS = {  # randomized per env; the limits act at many steps
-    "ideal_pd": lambda: ag.IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0,
-                                              actuator_effort_limit=2.5,
-                                              randomization={"stiffness": SCALE, "damping": SCALE}),
-    "dc_motor": lambda: ag.DCMotorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0, saturation_effort=4.0,
-                                      actuator_velocity_limit=5.0, actuator_effort_limit=3.0,
-                                      randomization={"saturation_effort": Uniform(3.0, 6.0),
-                                                     "actuator_velocity_limit": Uniform(3.0, 8.0), "stiffness": SCALE}),
-    "delayed_pd": lambda: ag.DelayedPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0,
-                                                  actuator_effort_limit=2.5, min_delay=0, max_delay=4,
-                                                  randomization={"stiffness": SCALE}),
-}
+CFGS = native_pendulum_cfgs(max_delay=4)  # randomized per env; the limits act at many steps
 PID = lambda: ag.ComposedActuatorCfg(  # noqa: E731
     joint_names_expr=["hinge"], drive=ag.DrivePID(kp=20.0, ki=15.0, kd=1.0, integral_max=0.05),
     clamping=[ag.ClampingMaxEffort(max_effort=3.0)])
@@ -125,7 +113,7 @@ def test_auto_mixes_per_group_on_warp_and_agrees_with_explicit():
     def groups():
         return {"shoulder": ag.DCMotorCfg(joint_names_expr=["hinge"], stiffness=25.0, damping=1.0, saturation_effort=6.0,
                                           actuator_velocity_limit=6.0, actuator_effort_limit=4.0, min_delay=0, max_delay=3,
-                                          randomization={"stiffness": SCALE}),
+                                          randomization={"stiffness": Uniform(0.5, 1.5, operation="scale")}),
                 "elbow": ag.ComposedActuatorCfg(joint_names_expr=["elbow"], drive=ag.DrivePID(kp=15.0, ki=5.0, kd=0.5),
                                                 clamping=[ag.ClampingMaxEffort(max_effort=2.0)])}
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import actuator_gym as ag
-from conftest import native_rollout_diff
+from conftest import native_pendulum_cfgs, native_rollout_diff
 from actuator_gym.envs.ant import AntCfg, AntTask
 from actuator_gym.envs.pendulum import PendulumTask
 from actuator_gym.envs.quadruped import QuadrupedCfg, QuadrupedTask
@@ -29,18 +29,7 @@ class Pendulum64(PendulumTask):
     actuator_dtype = torch.float64
 
 
-SCALE = Uniform(0.5, 1.5, operation="scale")
-CFGS = {  # every group randomized per env; the limits act at many steps
-    "ideal_pd": lambda: ag.IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0,
-                                              actuator_effort_limit=2.5,
-                                              randomization={"stiffness": SCALE, "damping": SCALE}),
-    "dc_motor": lambda: ag.DCMotorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0, saturation_effort=4.0,
-                                      actuator_velocity_limit=5.0, actuator_effort_limit=3.0,
-                                      randomization={"saturation_effort": Uniform(3.0, 6.0),
-                                                     "actuator_velocity_limit": Uniform(3.0, 8.0), "stiffness": SCALE}),
-    "delayed_pd": lambda: ag.DelayedPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=1.0,
-                                                  actuator_effort_limit=2.5, min_delay=0, max_delay=5,
-                                                  randomization={"stiffness": SCALE}),
+CFGS = {**native_pendulum_cfgs(max_delay=5),  # every group randomized per env; the limits act at many steps
     "pid": lambda: ag.ComposedActuatorCfg(
         joint_names_expr=["hinge"], drive=ag.DrivePID(kp=20.0, ki=15.0, kd=1.0, integral_max=0.05),
         clamping=[ag.ClampingMaxEffort(max_effort=Uniform(2.0, 4.0))]),
