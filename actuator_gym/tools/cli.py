@@ -308,33 +308,41 @@ def train_settings_from_args(args, exp) -> tuple[str, dict[str, Any]]:
 
 
 def cmd_train(args) -> int:
+    from .. import configs
     from .engines import train_policy
 
     exp = _experiment(args)
     task, actuators, kwargs, seed = _task_from_args(args, exp)
-    if (args.engine or getattr(exp, "engine", None)) == "ray":
-        return _train_ray(args, exp, task, actuators, kwargs, seed)
-    ray_only = [f"--{k.replace('_', '-')}" for k in ("env_runners", "envs_per_runner", "learners", "address")
-                if getattr(args, k) is not None]
-    if ray_only:
-        raise CliError(f"{', '.join(ray_only)}: only with --engine ray (this run's engine: "
-                       f"{args.engine or getattr(exp, 'engine', None) or 'sb3'})")
-    engine, settings = train_settings_from_args(args, exp)
+    engine = args.engine or (exp.engine if exp is not None else configs.DEFAULT_ENGINE)
+    if engine == "ray":
+        settings = _ray_settings(args, exp)
+    else:
+        ray_only = [f"--{k.replace('_', '-')}" for k in ("env_runners", "envs_per_runner", "learners", "address")
+                    if getattr(args, k) is not None]
+        if ray_only:
+            raise CliError(f"{', '.join(ray_only)}: only with --engine ray (this run's engine: {engine})")
+        engine, settings = train_settings_from_args(args, exp)
     out = Path(args.out) / "train"
     report = train_policy(engine, task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
     print(f"PPO ({engine}) on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s")
+    for r in report.get("env_runners", ()):  # the ray engine
+        print(f"  env runner {r['index']}: pid {r['pid']} on {r['host']}, world seeds {r['world_seeds'][0]}..{r['world_seeds'][-1]}")
     for s, r in report["curve"]:
         print(f"  after {s:>8} steps: mean eval return {r:.2f}")
     print(f"Saved policy to {out}/policy.json + policy.pt (load with `actuator-gym rollout --policy {out}`)")
-    print(f"Summary: {out}/summary.json; {engine}'s own resume file (pickle-bearing): {out}/{report['resume_file']}")
+    if "resume_file" in report:
+        print(f"Summary: {out}/summary.json; {engine}'s own resume file (pickle-bearing): {out}/{report['resume_file']}")
+    else:
+        print(f"Summary: {out}/summary.json")
     if "log_dir" in report:
         print(f"Training log ({engine}'s; actuator statistics under Episode_Actuator/): {report['log_dir']}")
     return 0
 
 
-def _train_ray(args, exp, task, actuators, kwargs, seed) -> int:
-    """``train --engine ray``: the experiment's training settings mapped to RLlib's, then the options."""
-    from .ray_engine import settings_from_train, train_ray
+def _ray_settings(args, exp) -> dict[str, Any]:
+    """``train --engine ray``'s settings: the experiment's training settings mapped to RLlib's
+    (``ray_engine.TRAIN_TO_RAY``), then the options."""
+    from .ray_engine import settings_from_train
 
     settings = settings_from_train(exp.train if exp is not None else {})
     for key, opt in (("env_runners", "env_runners"), ("envs_per_runner", "num_envs"), ("envs_per_runner", "envs_per_runner"),
@@ -342,16 +350,7 @@ def _train_ray(args, exp, task, actuators, kwargs, seed) -> int:
                      ("eval_every", "eval_every")):  # --envs-per-runner wins over --num-envs (each runner's vector env)
         if getattr(args, opt) is not None:
             settings[key] = getattr(args, opt)
-    out = Path(args.out) / "train"
-    report = train_ray(task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
-    print(f"PPO (Ray RLlib) on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s, "
-          f"{len(report['env_runners'])} env runners x {report['envs_per_runner']} worlds, {report['learners']} learner(s)")
-    for r in report["env_runners"]:
-        print(f"  env runner {r['index']}: pid {r['pid']} on {r['host']}, world seeds {r['world_seeds'][0]}..{r['world_seeds'][-1]}")
-    for s, r in report["curve"]:
-        print(f"  after {s:>8} steps: mean eval return {r:.2f}")
-    print(f"Saved policy to {out}/policy.json + policy.pt; summary in {out}/summary.json")
-    return 0
+    return settings
 
 
 # -- fit ---------------------------------------------------------------------------------------

@@ -105,7 +105,10 @@ def train_policy(
     curve = [(int(s), float(r)) for s, r in report["curve"]]
     summary = {
         "engine": engine, "task": task, "seed": seed, "timesteps": int(report["timesteps"]),
-        "wall_s": float(report["wall_s"]), "final_eval_return": curve[-1][1], "settings": full, "curve": curve,
+        "wall_s": float(report["wall_s"]), "final_eval_return": curve[-1][1],
+        # an engine that checks its own settings (not in configs.TRAIN_SETTINGS: ray) reports them in full
+        "settings": full if engine in configs.TRAIN_SETTINGS else report.get("settings", full),
+        "curve": curve,
         **{k: v for k, v in report.items() if k not in SUMMARY_KEYS and k not in ("out_dir", "log_dir")},
     }
     if "log_dir" in report:  # relative to out_dir: the folder can move
