@@ -110,8 +110,6 @@ def _train_condition(engine: str, task: str, out_dir: Path, *, actuators, task_k
     """Train one policy (the one place that calls a training engine)."""
     from .engines import train_policy
 
-    if engine not in _engines():
-        raise ValueError(f"transfer: engine {engine!r} is not available; available: {list(_engines())}")
     return train_policy(engine, task, out_dir, actuators=actuators, task_kwargs=task_kwargs, seed=seed,
                         settings=dict(settings), progress=progress)
 
