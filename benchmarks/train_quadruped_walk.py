@@ -90,6 +90,7 @@ def main():
     p.add_argument("--reward", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override QuadrupedRewardCfg fields (recipe search), e.g. foot_slip=-0.1")
     p.add_argument("--init-std", type=float, default=None, help="override the actor's initial std")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: every CPU, as the rsl_rl engine)")
     args = p.parse_args()
     if args.reward:
         kv = dict(x.split("=") for x in args.reward)
@@ -97,7 +98,7 @@ def main():
                                                            else float(v) for k, v in kv.items()})
     if args.init_std is not None:
         TRAIN_CFG["actor"]["distribution_cfg"]["init_std"] = args.init_std
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
 

@@ -33,17 +33,20 @@ stream (env ``i`` of a batch equals a single env seeded ``s + i``).
 
 Feet (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`, ``task.feet``): the foot centres from
 the calves' poses (the ``*_foot`` sites), contact when a foot centre is below ``contact_height``
-(2.5 cm) above the floor, air time, touchdowns, planar foot speed; ``info["foot_contact"]``
+(2.5 cm) above the floor, air time, touchdowns, planar foot speed, and the planar speed of each
+foot's contact point (``slip_speed``: the sphere's material point on the floor, followed with the
+calf's rotation, so rolling is not counted as slip); ``info["foot_contact"]``
 ``(num_envs, 4)`` in :data:`LEG_NAMES` order.
 
 Reward (per policy step, weights per second times ``dt_policy``;
 :class:`~actuator_gym.envs.quadruped_terms.QuadrupedRewardCfg`): exp-kernel tracking of the
-commanded planar velocity and yaw rate; penalties on vertical velocity, roll/pitch rates, tilt,
+commanded planar velocity and yaw rate; penalties on vertical velocity, roll/pitch rates, tilt, trunk
+height off its standing value,
 action rate, the actuators' mechanical power ``sum |applied_effort * joint_vel|`` (actuator
 telemetry, averaged over the substeps), squared torques, joint accelerations and excursions beyond
 90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
-(``t_air - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of feet in
-contact), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
+(``t_air - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of the contact
+points of feet on the floor for the whole step), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
 default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
 before the termination penalty (off by default). Termination: the trunk touches the floor (its lowest
 corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
@@ -289,7 +292,7 @@ class QuadrupedCfg(TaskCfg):
         check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
         check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
         check_bool(rc.only_positive_rewards, "reward_cfg.only_positive_rewards", name)
-        for key in ("air_time_target", "clearance_target", "moving_command"):
+        for key in ("air_time_target", "clearance_target", "moving_command", "base_height_target"):
             check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0)
         g = self.geometry
         for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",
@@ -342,7 +345,7 @@ class QuadrupedTask(BatchedTask):
             raise ValueError(f"QuadrupedTask: the model needs the bodies {[f'{leg}_calf' for leg in LEG_NAMES]}")
         self.foot_names = LEG_NAMES
         """Names of the feet in ``feet``' order."""
-        self.feet = FootTracker(n, len(LEG_NAMES), self.cfg.contact_height)
+        self.feet = FootTracker(n, len(LEG_NAMES), self.cfg.contact_height, self.cfg.geometry.foot_radius)
         """Foot contact and air-time bookkeeping (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`)."""
         self._feet_fresh = np.ones(n, dtype=bool)  # reset since the last foot update: re-measure
         self._last_joint_vel = np.zeros((n, len(self.joint_names)))
@@ -386,14 +389,20 @@ class QuadrupedTask(BatchedTask):
 
     def foot_positions(self) -> np.ndarray:
         """``(num_envs, 4, 3)`` foot centres [m] in :data:`LEG_NAMES` order, from the calves' poses."""
+        return self._foot_frames()[0]
+
+    def _foot_frames(self) -> tuple[np.ndarray, np.ndarray]:
+        """Foot centres ``(N, 4, 3)`` [m] and the feet's (calves') world rotations ``(N, 4, 3, 3)``."""
         be = self.backend
-        return foot_positions(be.field("xpos")[:, self._calf_ids], be.field("xmat")[:, self._calf_ids],
-                              self.cfg.geometry.calf_length)
+        mat = be.field("xmat")[:, self._calf_ids]
+        pos = foot_positions(be.field("xpos")[:, self._calf_ids], mat, self.cfg.geometry.calf_length)
+        return pos, np.asarray(mat, dtype=np.float64).reshape(-1, len(LEG_NAMES), 3, 3)
 
     def _sync_fresh_feet(self) -> None:
         if self._feet_fresh.any():
             ids = np.flatnonzero(self._feet_fresh)
-            self.feet.reset(ids, self.foot_positions()[ids])
+            pos, rot = self._foot_frames()
+            self.feet.reset(ids, pos[ids], rot[ids])
             self._feet_fresh[ids] = False
 
     def observe(self) -> np.ndarray:
@@ -411,16 +420,18 @@ class QuadrupedTask(BatchedTask):
         self._terminated = quadruped_termination(
             pos, quat, self._half, cfg.min_base_height, cfg.max_tilt, cfg.trunk_contact_margin
         )
-        self.feet.update(self.foot_positions(), self.dt)
+        foot_pos, foot_rot = self._foot_frames()
+        self.feet.update(foot_pos, self.dt, foot_rot)
         f = self.feet
         jv = self.backend.joint_vel()
         inputs = RewardInputs(
             command=self.commands, base_lin_vel_body=quat_rotate_inverse(quat, v_world), base_ang_vel_body=w_body,
-            gravity_body=-quat_to_rotmat(quat)[:, 2, :], action=self.actions, last_action=self.last_actions,
+            gravity_body=-quat_to_rotmat(quat)[:, 2, :], base_height=pos[:, 2], action=self.actions, last_action=self.last_actions,
             power=self.telemetry["energy"].sum(axis=1) / self.dt,  # mean over the substeps [W]
             effort=self.telemetry["applied_effort"], joint_pos=self.backend.joint_pos(), joint_vel=jv,
             last_joint_vel=self._last_joint_vel, default_joint_pos=self.default_joint_pos, joint_range=self._joint_range,
-            foot_height=f.height, foot_speed=f.speed, contact=f.contact, touchdown_air_time=f.touchdown_air_time,
+            foot_height=f.height, foot_speed=f.speed, contact=f.contact, stance=f.stance, slip_speed=f.slip_speed,
+            touchdown_air_time=f.touchdown_air_time,
             first_contact=f.first_contact, terminated=self._terminated,
         )
         rew, self.reward_terms = quadruped_reward(cfg.reward_cfg, self.dt, inputs)

@@ -95,6 +95,10 @@ class QuadrupedRewardCfg:
     """Weight of ``w_x² + w_y²`` [(rad/s)²] (roll and pitch rates)."""
     orientation: float = -1.0
     """Weight of ``g_x² + g_y²`` (the gravity direction in the body frame: 0 when level)."""
+    base_height: float = 0.0
+    """Weight of ``(h - base_height_target)²`` [m²], ``h`` the trunk centre's height above the floor."""
+    base_height_target: float = 0.29
+    """[m]: the trunk height of the default pose standing on flat ground (0.287 m measured)."""
     action_rate: float = -0.04
     """Weight of ``|a_t - a_{t-1}|²`` [per (1 rad)² of target change: action units are 1 rad] (was -0.16
     before the gait terms: lowered with the other penalties, see ``only_positive_rewards``)."""
@@ -114,7 +118,9 @@ class QuadrupedRewardCfg:
     air_time_target: float = 0.3
     """[s]: swings shorter than this are penalized, longer ones rewarded."""
     foot_slip: float = -0.05
-    """Weight of ``sum_f |v_f,xy|`` over the feet in contact [m/s] (planar speed of a foot in stance)."""
+    """Weight of ``sum_f |v_f,xy|`` [m/s] over the feet in stance for the whole step (in contact at
+    its start and end), ``v_f`` the velocity of the foot's contact point (``FootTracker.slip_speed``:
+    sliding, not rolling)."""
     foot_clearance: float = -0.25
     """Weight of ``sum_f max(0, clearance_target - h_f) * |v_f,xy|`` [m · m/s]: feet that move low."""
     clearance_target: float = 0.08
@@ -144,6 +150,8 @@ class RewardInputs:
     """(N, 3) [rad/s]."""
     gravity_body: np.ndarray
     """(N, 3) gravity direction in the body frame."""
+    base_height: np.ndarray
+    """(N,) [m] the trunk centre above the floor."""
     action: np.ndarray
     """(N, A) this step's action."""
     last_action: np.ndarray
@@ -168,6 +176,10 @@ class RewardInputs:
     """(N, F) [m/s] planar foot speed."""
     contact: np.ndarray
     """(N, F) bool."""
+    stance: np.ndarray
+    """(N, F) bool: in contact at the start and the end of the step."""
+    slip_speed: np.ndarray
+    """(N, F) [m/s] planar speed of the feet's contact points (:class:`FootTracker`)."""
     touchdown_air_time: np.ndarray
     """(N, F) [s] the air time of feet touching down in this step, 0 elsewhere (:class:`FootTracker`)."""
     first_contact: np.ndarray
@@ -184,7 +196,8 @@ def feet_air_time_term(first_contact, touchdown_air_time, target: float, command
 
 
 def foot_slip_term(contact, foot_speed) -> np.ndarray:
-    """``(N,)``: ``sum_f contact_f * |v_f,xy|`` [m/s]."""
+    """``(N,)``: ``sum_f contact_f * |v_f,xy|`` [m/s] (the reward passes the whole-step stance and the
+    contact points' speeds)."""
     return np.sum(np.asarray(contact, dtype=np.float64) * np.asarray(foot_speed), axis=1)
 
 
@@ -215,6 +228,7 @@ def quadruped_reward(cfg: QuadrupedRewardCfg, dt: float, s: RewardInputs) -> tup
         "lin_vel_z": v[:, 2] ** 2,
         "ang_vel_xy": np.sum(w[:, :2] ** 2, axis=1),
         "orientation": np.sum(np.asarray(s.gravity_body)[:, :2] ** 2, axis=1),
+        "base_height": (np.asarray(s.base_height, dtype=np.float64) - cfg.base_height_target) ** 2,
         "action_rate": np.sum((np.asarray(s.action) - np.asarray(s.last_action)) ** 2, axis=1),
         "power": np.asarray(s.power, dtype=np.float64),
         "torques": np.sum(np.asarray(s.effort, dtype=np.float64) ** 2, axis=1),
@@ -222,7 +236,7 @@ def quadruped_reward(cfg: QuadrupedRewardCfg, dt: float, s: RewardInputs) -> tup
         "joint_limits": joint_limit_term(s.joint_pos, s.joint_range, cfg.soft_joint_limit),
         "feet_air_time": feet_air_time_term(s.first_contact, s.touchdown_air_time, cfg.air_time_target, cmd,
                                             cfg.moving_command),
-        "foot_slip": foot_slip_term(s.contact, s.foot_speed),
+        "foot_slip": foot_slip_term(s.stance, s.slip_speed),
         "foot_clearance": foot_clearance_term(s.foot_height, s.foot_speed, cfg.clearance_target),
         "stand_still": np.sum(np.abs(np.asarray(s.joint_pos) - np.asarray(s.default_joint_pos)), axis=1) * ~moving,
     }
@@ -244,47 +258,70 @@ def foot_positions(calf_pos, calf_mat, calf_length: float) -> np.ndarray:
 class FootTracker:
     """Per-env, per-foot contact and air-time bookkeeping, updated once per control step.
 
-    ``update(foot_pos, dt)``: ``contact = h < contact_height``; ``first_contact`` = in contact now
-    and in the air at the previous update; ``touchdown_air_time`` = the air time [s] the touching-down
+    ``update(foot_pos, dt, foot_rot=None)``: ``contact = h < contact_height``; ``first_contact`` = in
+    contact now and in the air at the previous update; ``stance`` = in contact now and at the previous
+    update (the whole step on the floor); ``touchdown_air_time`` = the air time [s] the touching-down
     feet had accumulated (0 elsewhere); ``air_time`` then restarts at 0 for feet in contact and grows
-    by ``dt`` for feet in the air; ``speed`` = planar distance since the previous update / ``dt``
-    [m/s]; ``swing_peak`` = the highest foot height of the current swing (reset at touchdown).
-    ``reset(ids, foot_pos)`` clears the envs ``ids`` only (other envs keep their bookkeeping): their
-    previous foot positions become ``foot_pos`` (no speed across a reset), contact is re-measured
-    and the air times are 0.
+    by ``dt`` for feet in the air; ``speed`` = planar distance of the foot centre since the previous
+    update / ``dt`` [m/s]; ``slip_speed`` = the same for the foot's *contact point*: the material point
+    of the sphere that was lowest at the previous update, followed with the foot's rotation
+    (``foot_rot``, the foot bodies' ``(N, F, 3, 3)`` world rotations): its displacement is the centre's
+    minus ``foot_radius * (R_now R_prev^T - I) z``, so a foot that rolls without sliding has
+    ``slip_speed`` 0 while its centre moves (without ``foot_rot`` or with ``foot_radius`` 0 the feet
+    are points: ``slip_speed = speed``); ``swing_peak`` = the highest foot height of the current swing
+    (reset at touchdown). ``reset(ids, foot_pos, foot_rot=None)`` clears the envs ``ids`` only (other
+    envs keep their bookkeeping): their previous foot positions become ``foot_pos`` (no speed across
+    a reset), contact is re-measured and the air times are 0.
     """
 
-    def __init__(self, num_envs: int, num_feet: int, contact_height: float):
+    def __init__(self, num_envs: int, num_feet: int, contact_height: float, foot_radius: float = 0.0):
         self.contact_height = float(contact_height)
+        self.foot_radius = float(foot_radius)
         shape = (num_envs, num_feet)
         self.contact = np.zeros(shape, dtype=bool)
         self.first_contact = np.zeros(shape, dtype=bool)
+        self.stance = np.zeros(shape, dtype=bool)
         self.air_time = np.zeros(shape)
         self.touchdown_air_time = np.zeros(shape)
         self.last_swing_peak = np.zeros(shape)
         """[m] the peak height of the swing that ended at the last touchdown (per foot)."""
         self.swing_peak = np.zeros(shape)
         self.speed = np.zeros(shape)
+        self.slip_speed = np.zeros(shape)
         self.height = np.zeros(shape)
         self.position = np.zeros((*shape, 3))
+        self.rotation = np.broadcast_to(np.eye(3), (*shape, 3, 3)).copy()
 
-    def reset(self, ids, foot_pos) -> None:
+    def reset(self, ids, foot_pos, foot_rot=None) -> None:
         ids = np.asarray(ids, dtype=np.int64)
         p = np.asarray(foot_pos, dtype=np.float64)
         self.position[ids] = p
+        if foot_rot is not None:
+            self.rotation[ids] = np.asarray(foot_rot, dtype=np.float64)
         self.height[ids] = p[..., 2]
         self.contact[ids] = p[..., 2] < self.contact_height
-        for buf in (self.first_contact, self.air_time, self.touchdown_air_time, self.speed, self.swing_peak,
-                    self.last_swing_peak):
+        for buf in (self.first_contact, self.stance, self.air_time, self.touchdown_air_time, self.speed,
+                    self.slip_speed, self.swing_peak, self.last_swing_peak):
             buf[ids] = 0
 
-    def update(self, foot_pos, dt: float) -> None:
+    def update(self, foot_pos, dt: float, foot_rot=None) -> None:
         p = np.asarray(foot_pos, dtype=np.float64)
-        self.speed = np.linalg.norm(p[..., :2] - self.position[..., :2], axis=-1) / dt
+        step = p[..., :2] - self.position[..., :2]
+        self.speed = np.linalg.norm(step, axis=-1) / dt
+        if foot_rot is not None and self.foot_radius > 0.0:
+            rot = np.asarray(foot_rot, dtype=np.float64)
+            # the contact point's offset from the centre: -r z at the previous update, -r R_now R_prev^T z now
+            turned = np.einsum("...ij,...j->...i", rot, self.rotation[..., 2, :])
+            step = step - self.foot_radius * turned[..., :2]  # (the -r z part has no planar component)
+            self.slip_speed = np.linalg.norm(step, axis=-1) / dt
+            self.rotation = rot.copy()
+        else:
+            self.slip_speed = self.speed.copy()
         self.position = p.copy()
         self.height = p[..., 2].copy()
         contact = self.height < self.contact_height
         self.first_contact = contact & ~self.contact
+        self.stance = contact & self.contact
         self.touchdown_air_time = np.where(self.first_contact, self.air_time, 0.0)
         self.last_swing_peak = np.where(self.first_contact, self.swing_peak, self.last_swing_peak)
         self.air_time = np.where(contact, 0.0, self.air_time + dt)

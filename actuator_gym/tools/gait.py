@@ -9,7 +9,10 @@ Figures (per foot, in the task's foot order, and for the base):
 
 * ``duty_factor``: fraction of the recorded steps the foot is in contact (1: it never lifts; a trot
   is about 0.5-0.6, a walk about 0.75);
-* ``slip``: mean planar foot speed [m/s] over the steps the foot is in contact (0: no skating);
+* ``slip``: mean planar speed [m/s] of the foot's contact point (the sphere's material point on the
+  floor, ``FootTracker.slip_speed``: rolling is not slip) over the steps the foot is on the floor
+  from start to end (in contact at this step and the previous one: the touchdown step, whose
+  20 ms include the end of the swing, is not stance); 0: no skating;
 * ``clearance``: mean over completed swings of the swing's peak foot-centre height minus
   ``foot_radius`` [m] (the lowest point of the foot above the floor; NaN without a swing);
 * ``steps``: number of touchdowns per foot (a foot that never steps has 0);
@@ -30,26 +33,28 @@ __all__ = ["gait_figures", "GaitRecorder", "format_gait"]
 
 
 def gait_figures(contact, foot_height, foot_speed, vx, vx_command, base_xy, terminated, foot_radius: float,
-                 foot_names=None) -> dict[str, Any]:
+                 foot_names=None, foot_slip_speed=None) -> dict[str, Any]:
     """Gait figures (module docstring) from recorded arrays.
 
     Args:
         contact: ``(T, N, F)`` bool, foot in contact after step ``t``.
         foot_height: ``(T, N, F)`` [m] foot-centre height above the floor.
-        foot_speed: ``(T, N, F)`` [m/s] planar foot speed over step ``t``.
+        foot_speed: ``(T, N, F)`` [m/s] planar foot-centre speed over step ``t``.
         vx, vx_command: ``(T, N)`` [m/s] base forward velocity (body frame) and its command.
         base_xy: ``(T, N, 2)`` [m] base position.
         terminated: ``(T, N)`` bool, the env's episode terminated at step ``t``.
         foot_radius: [m] subtracted from the swing peak (the clearance of the foot's lowest point).
         foot_names: optional names of the ``F`` feet (keys of the per-foot dicts; default ``"0", "1", ...``).
+        foot_slip_speed: ``(T, N, F)`` [m/s] planar speed of the feet's contact points over step ``t``
+            (``FootTracker.slip_speed``); default ``foot_speed`` (point feet).
     """
     c = np.asarray(contact, dtype=bool)
     h = np.asarray(foot_height, dtype=np.float64)
-    spd = np.asarray(foot_speed, dtype=np.float64)
+    spd = np.asarray(foot_speed if foot_slip_speed is None else foot_slip_speed, dtype=np.float64)
     term = np.asarray(terminated, dtype=bool)
     if c.ndim != 3 or h.shape != c.shape or spd.shape != c.shape:
-        raise ValueError(f"gait_figures: contact, foot_height and foot_speed must be (T, N, F) arrays of one shape, "
-                         f"got {c.shape}, {h.shape}, {spd.shape}")
+        raise ValueError(f"gait_figures: contact, foot_height and foot_speed (foot_slip_speed) must be (T, N, F) "
+                         f"arrays of one shape, got {c.shape}, {h.shape}, {spd.shape}")
     t_len, n, f = c.shape
     if t_len < 1:
         raise ValueError("gait_figures: at least one recorded step is needed")
@@ -62,9 +67,10 @@ def gait_figures(contact, foot_height, foot_speed, vx, vx_command, base_xy, term
     vf = valid[..., None] & np.ones(f, dtype=bool)
     stance = c & vf
     duty = stance.sum(axis=(0, 1)) / np.maximum(vf.sum(axis=(0, 1)), 1)
-    slip = (spd * stance).sum(axis=(0, 1)) / np.maximum(stance.sum(axis=(0, 1)), 1)
+    prev = np.concatenate([np.ones((1, n, f), dtype=bool), c[:-1]], axis=0)  # (the first step: as if in contact)
+    held = stance & prev  # on the floor for the whole step
+    slip = (spd * held).sum(axis=(0, 1)) / np.maximum(held.sum(axis=(0, 1)), 1)
     # swings: maximal runs of ~contact inside the valid steps that end in a touchdown
-    prev = np.concatenate([np.ones((1, n, f), dtype=bool), c[:-1]], axis=0)
     touchdown = c & ~prev & vf
     peaks, counts = np.zeros((n, f)), np.zeros((n, f))
     peak = np.full((n, f), -np.inf)
@@ -108,8 +114,8 @@ class GaitRecorder:
     def __init__(self, foot_names=None):
         self.foot_names = foot_names
         self.rows: dict[str, list[np.ndarray]] = {k: [] for k in
-                                                 ("contact", "foot_height", "foot_speed", "vx", "vx_command",
-                                                  "base_xy", "terminated")}
+                                                 ("contact", "foot_height", "foot_speed", "foot_slip_speed", "vx",
+                                                  "vx_command", "base_xy", "terminated")}
         self.foot_radius = 0.0
 
     @staticmethod
@@ -127,6 +133,7 @@ class GaitRecorder:
         v_body = np.einsum("nji,nj->ni", quat_to_rotmat(quat), v_world)
         self.foot_radius = float(task.cfg.geometry.foot_radius)
         for key, value in (("contact", feet.contact), ("foot_height", feet.height), ("foot_speed", feet.speed),
+                           ("foot_slip_speed", feet.slip_speed),
                            ("vx", v_body[:, 0]), ("vx_command", task.commands[:, 0]),
                            ("base_xy", be.qpos[:, 0:2]), ("terminated", terminated)):
             self.rows[key].append(np.array(value))

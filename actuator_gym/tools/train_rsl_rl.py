@@ -47,6 +47,11 @@ RSL_RL_MODEL_FILE = "rsl_rl_model.pt"
 pickle-bearing format, load it only from a folder you trust)."""
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def runner_config(settings: Mapping[str, Any]) -> dict[str, Any]:
     """rsl_rl 5.x's ``OnPolicyRunner`` train config from our flat settings (all keys present)."""
     mlp = {"class_name": "rsl_rl.models.MLPModel", "activation": settings["activation"],
@@ -115,8 +120,10 @@ def train_rsl_rl(
     out.mkdir(parents=True, exist_ok=True)
     task_kwargs = dict(task_kwargs or {})
 
-    # 1. seeding and threads: small MLPs are fastest on one thread; the env has its own streams
-    torch.set_num_threads(1)
+    # 1. seeding and threads (the updates run between the physics pool's steps: every CPU by default);
+    #    the env has its own streams
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(s["torch_threads"] or usable_cpus())
     torch.manual_seed(seed)
     vec = make_vec_env(task, s["num_envs"], actuators, **task_kwargs)
     env = rsl_rl(vec, seed=seed)
@@ -179,6 +186,7 @@ def train_rsl_rl(
     write_learning_curve(out, curve, f"PPO (rsl_rl) on {task}")
     env.close()
     eval_env.close()
+    torch.set_num_threads(threads_before)
     steps = iterations * per_iteration
     report = {"log_dir": str(log_dir)} if log_dir is not None else {}
     return {**report, "task": task, "timesteps": steps, "wall_s": wall, "curve": curve, "out_dir": str(out),

@@ -21,13 +21,15 @@ def _inputs(**changes):
     base = dict(
         command=np.array([[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]),  # env 0 moving, env 1 standing
         base_lin_vel_body=np.zeros((2, 3)), base_ang_vel_body=np.zeros((2, 3)),
-        gravity_body=np.array([[0.1, 0.2, -0.97], [0.0, 0.0, -1.0]]),
+        gravity_body=np.array([[0.1, 0.2, -0.97], [0.0, 0.0, -1.0]]), base_height=np.array([0.29, 0.19]),
         action=np.zeros((2, 12)), last_action=np.zeros((2, 12)), power=np.zeros(2),
         effort=np.full((2, 12), 2.0), joint_pos=np.full((2, 12), -1.8), joint_vel=np.full((2, 12), 0.1),
         last_joint_vel=np.zeros((2, 12)), default_joint_pos=np.full(12, -1.7), joint_range=np.repeat(knee, 12, axis=0),
         foot_height=np.array([[0.02, 0.08, 0.05, 0.10], [0.02, 0.02, 0.02, 0.02]]),
         foot_speed=np.array([[0.1, 0.2, 1.0, 0.5], [0.0, 0.0, 0.0, 0.0]]),
         contact=np.array([[True, True, False, False], [True] * 4]),
+        stance=np.array([[True, True, False, False], [True] * 4]),
+        slip_speed=np.array([[0.1, 0.2, 1.0, 0.5], [0.0, 0.0, 0.0, 0.0]]),
         first_contact=np.array([[True, False, True, False], [True, False, False, False]]),
         touchdown_air_time=np.array([[0.5, 0.0, 0.2, 0.0], [0.4, 0.0, 0.0, 0.0]]),
         terminated=np.array([False, True]),
@@ -51,6 +53,8 @@ def test_gait_reward_terms_by_hand():
     np.testing.assert_allclose(t["torques"], w("torques", 12 * 4.0))
     np.testing.assert_allclose(t["joint_acc"], w("joint_acc", 12 * (0.1 / DT) ** 2))
     np.testing.assert_allclose(t["orientation"], [w("orientation", 0.05), 0.0])
+    # trunk height: env 0 at the 0.29 m target, env 1 0.1 m below it
+    np.testing.assert_allclose(t["base_height"], [0.0, w("base_height", 0.01)])
     # stand still counts only for the zero command: 12 joints 0.1 rad off the default pose
     np.testing.assert_allclose(t["stand_still"], [0.0, w("stand_still", 1.2)])
     np.testing.assert_allclose(t["termination"], [0.0, cfg.termination])
@@ -72,6 +76,22 @@ def test_only_positive_rewards_clips_the_living_reward_not_the_termination():
     np.testing.assert_allclose(rew, [0.0, QuadrupedRewardCfg().termination])  # clipped to 0, then the fall's -2
     rew, _ = quadruped_reward(QuadrupedRewardCfg(only_positive_rewards=False), DT, jerky)
     np.testing.assert_allclose(rew, living + t["termination"])
+
+
+def test_foot_slip_reads_whole_step_stance_and_contact_point_speed():
+    """Env 0: foot 0 just touched down (in contact, not stance) and foot 1 rolls (centre 0.2 m/s,
+    contact point 0.01 m/s): only the rolling foot's contact-point speed counts."""
+    cfg = QuadrupedRewardCfg()
+    inp = _inputs(stance=np.array([[False, True, False, False], [True] * 4]),
+                  slip_speed=np.array([[0.1, 0.01, 1.0, 0.5], [0.0, 0.0, 0.0, 0.0]]))
+    _, t = quadruped_reward(cfg, DT, inp)
+    np.testing.assert_allclose(t["foot_slip"], [cfg.foot_slip * 0.01 * DT, 0.0])
+
+
+def test_base_height_term_by_hand():
+    cfg = QuadrupedRewardCfg(base_height=-30.0, base_height_target=0.3)
+    _, t = quadruped_reward(cfg, DT, _inputs())
+    np.testing.assert_allclose(t["base_height"], [-30.0 * 0.01**2 * DT, -30.0 * 0.11**2 * DT])
 
 
 def test_reward_terms_switch_off_with_zero_weight():
@@ -111,6 +131,25 @@ def test_foot_tracker_bookkeeping_by_hand():
     assert ft.air_time[1, 0] == 0 and not ft.contact[1, 0]
     ft.update(z(0.06, 0.10, (0.01, 0.004)), DT)
     assert ft.speed[1, 0] == 0.0  # no speed across the reset
+
+
+def test_slip_speed_follows_the_contact_point_so_rolling_is_not_slip():
+    """A sphere foot (r = 2 cm) turning by 0.1 rad about y per step while its centre moves r * 0.1 along x
+    rolls: its contact point moves r (theta - sin theta) (the cycloid), the centre r theta. Sliding the
+    same foot without turning moves both by the centre's displacement."""
+    r, th = 0.02, 0.1
+    ry = np.array([[np.cos(th), 0.0, np.sin(th)], [0.0, 1.0, 0.0], [-np.sin(th), 0.0, np.cos(th)]])
+    ft = FootTracker(num_envs=2, num_feet=1, contact_height=0.025, foot_radius=r)
+    ft.reset([0, 1], np.full((2, 1, 3), [0.0, 0.0, r]), np.broadcast_to(np.eye(3), (2, 1, 3, 3)))
+    ft.update(np.array([[[r * th, 0.0, r]], [[r * th, 0.0, r]]]), DT, np.stack([ry, np.eye(3)])[:, None])
+    np.testing.assert_allclose(ft.speed[:, 0], r * th / DT)
+    np.testing.assert_allclose(ft.slip_speed[:, 0], [r * (th - np.sin(th)) / DT, r * th / DT])
+    assert ft.stance.all() and not ft.first_contact.any()
+    # without rotations the feet are points
+    pt = FootTracker(num_envs=1, num_feet=1, contact_height=0.025, foot_radius=r)
+    pt.reset([0], np.zeros((1, 1, 3)))
+    pt.update(np.array([[[0.003, 0.004, 0.0]]]), DT)
+    np.testing.assert_allclose(pt.slip_speed, 0.005 / DT)
 
 
 def test_task_feet_from_the_physics_and_a_reset_leaves_other_envs_alone():
@@ -207,7 +246,13 @@ def test_gait_figures_by_hand():
     term = np.zeros((6, 1), dtype=bool)
     f = gait_figures(contact, height, speed, vx, np.full((6, 1), 0.5), xy, term, foot_radius=0.02, foot_names=["a", "b"])
     assert f["duty_factor"] == pytest.approx({"a": 4 / 6, "b": 1.0})
-    assert f["slip"] == pytest.approx({"a": 0.05, "b": 0.1})
+    # slip over whole-step stance only: foot a's touchdown step (0.2 m/s, the end of its swing) is not stance
+    assert f["slip"] == pytest.approx({"a": 0.0, "b": 0.1})
+    slipping = speed.copy()
+    slipping[4:, 0, 0] = 0.3
+    f2 = gait_figures(contact, height, speed, vx, np.full((6, 1), 0.5), xy, term, foot_radius=0.02,
+                      foot_slip_speed=slipping)
+    assert f2["slip"] == pytest.approx({"0": 0.2, "1": 0.1})  # foot 0's held steps 0, 4, 5: (0 + 0.3 + 0.3) / 3
     assert f["clearance"]["a"] == pytest.approx(0.05) and np.isnan(f["clearance"]["b"])
     assert f["steps"] == {"a": 1, "b": 0}
     assert f["vx_error"] == pytest.approx(0.4 / 6) and f["distance"] == pytest.approx(0.05) and f["falls"] == 0

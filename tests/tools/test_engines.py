@@ -135,6 +135,18 @@ def test_same_seed_same_weights_other_seed_other_weights(tmp_path, rsl_run):
     assert not torch.equal(a["action_net.weight"], other["action_net.weight"])
 
 
+def test_torch_threads_hold_for_the_run_and_are_restored_after(tmp_path, monkeypatch):
+    """``torch_threads``: the run's torch thread count (0: every usable CPU), the caller's count back after."""
+    from actuator_gym.tools import train_rsl_rl
+
+    calls, real = [], torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (calls.append(n), real(n)))
+    before = torch.get_num_threads()
+    _tiny(tmp_path / "two", iterations=1, torch_threads=2)
+    _tiny(tmp_path / "all", iterations=1)
+    assert calls == [2, before, train_rsl_rl.usable_cpus(), before] and torch.get_num_threads() == before
+
+
 def test_the_evaluations_do_not_change_what_is_learned(tmp_path, rsl_run):
     """Evaluating (building the saved policy, running episodes) between iterations leaves torch's
     generator alone: evaluating after every iteration or only at the end learns the same weights."""
@@ -193,6 +205,9 @@ def test_bad_engine_or_setting_is_refused_before_anything_is_written(tmp_path, c
         ("rsl_rl", {"num_envs": 2, "num_steps_per_env": 2, "num_mini_batches": 5}, ["settings.num_mini_batches = 5", "at most"]),
         ("rsl_rl", {"obs_normalization": 1}, ["settings.obs_normalization must be true or false"]),
         ("sb3", {"log_std_init": 5.0}, ["settings.log_std_init must be a number in [-10, 2]"]),
+        ("rsl_rl", {"torch_threads": -1}, ["settings.torch_threads must be an integer in [0, 1024] (0: every CPU)"]),
+        ("rsl_rl", {"torch_threads": True}, ["settings.torch_threads must be an integer in [0, 1024]"]),
+        ("sb3", {"torch_threads": 2}, ["unknown key(s) ['settings.torch_threads'] for engine 'sb3'"]),
     ):
         with pytest.raises(ValueError) as info:
             train_policy(engine, PENDULUM, out, settings=settings, progress=False)
