@@ -24,6 +24,19 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"{item.nodeid} was skipped ({report.longrepr}); the suite allows no skips"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_files_inside_pytests_folder(tmp_path_factory):
+    """Libraries' own temporary files go under pytest's base temp folder, not the system's: SB3's
+    ``learn()`` without a logger creates an ``SB3-<date>`` folder in ``tempfile.gettempdir()`` per
+    call (its documented way, which the SB3 tests use), and nothing would remove them."""
+    import tempfile
+
+    before = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("tempfile"))
+    yield
+    tempfile.tempdir = before
+
+
 @pytest.fixture(scope="session")
 def conformance_dir():
     if not CONFORMANCE.is_dir():
