@@ -116,7 +116,7 @@ def main(argv=None):
         return
     print("\nNeural drives (+ DC motor clamp), median us per compute call, on each engine; raw ort: onnxruntime's bare")
     print("network on the same rows (1 thread, prebound buffers); /raw: the whole actuator over it")
-    for row in neural_rows():
+    for row in neural_rows(args.repeats, args.rounds):
         print(row)
 
 

@@ -14,18 +14,31 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from .._array import np_clip
 from .._checks import real_array
 from .params import GAIN, NONNEG, POSITIVE, BindContext
 from .part import Part
 
-__all__ = ["Clamping", "ClampingMaxEffort", "ClampingDCMotor", "ClampingPositionBased", "clamp_between"]
+__all__ = ["Clamping", "ClampingMaxEffort", "ClampingDCMotor", "ClampingPositionBased", "clamp_between", "clip_for"]
+
+
+def _torch_clip(x: Any, lo: Any, hi: Any, out: Any) -> None:
+    torch.maximum(x, lo, out=out)
+    torch.minimum(out, hi, out=out)
+
+
+def clip_for(xp: Any) -> Any:
+    """The clamp ``clip(x, lo, hi, out)`` (``out`` positional or keyword) of the array library ``xp``: ``out = min(max(lo, x), hi)``
+    (the reference implementations' clamp, also when ``lo > hi``; NaN in any operand gives NaN).
+    numpy: its clip ufunc in one call (:data:`~actuator_gym._array.np_clip`); torch: ``maximum``
+    then ``minimum``. Parts look it up once at bind, for the hot path."""
+    return np_clip if xp is np else _torch_clip
 
 
 def clamp_between(xp: Any, x: Any, lo: Any, hi: Any, out: Any) -> None:
-    """``out = min(max(lo, x), hi)`` in the array library ``xp`` (the reference implementations'
-    clamp, also when ``lo > hi``); arrays of one shape or broadcastable to ``out``."""
-    xp.maximum(x, lo, out=out)
-    xp.minimum(out, hi, out=out)
+    """``out = min(max(lo, x), hi)`` in the array library ``xp`` (:func:`clip_for`); arrays of one
+    shape or broadcastable to ``out``."""
+    clip_for(xp)(x, lo, hi, out)
 
 
 class Clamping(Part):
@@ -91,6 +104,14 @@ class ClampingDCMotor(Clamping):
     so its bounds (``|applied| <= effort_limit`` included) hold up to that dtype's rounding of
     ``saturation_effort * (1 + |v| / velocity_limit)`` -- noticeable only when the stall torque
     dwarfs the effort limit (float32: about 1e-7 of it).
+
+    Evaluation (six array calls on the numpy path, none broadcasting): ``v`` by one clip, ``s =
+    slope * v``, the two lines ``-saturation_effort - s`` and ``saturation_effort - s`` into the
+    rows of a ``(2, num_envs, num_joints)`` buffer, both limits at once as one clip of it against
+    ``[-effort_limit, -inf]`` / ``[+inf, effort_limit]`` (``max(line, -effort_limit)`` and
+    ``min(line, effort_limit)`` exactly), then the effort's clip between the two rows. Every value
+    equals the formula above evaluated operation by operation in the model's dtype (the same
+    roundings; only the sign of a zero may differ).
     """
 
     PARAMS = {
@@ -147,12 +168,18 @@ class ClampingDCMotor(Clamping):
         return part
 
     def _setup(self, ctx):
-        names = ("vc", "neg_vc", "slope", "neg_sat", "neg_el", "t1", "t2")
-        for n in names:
+        for n in ("vc", "neg_vc", "slope", "s"):
             t, a = self._buffer(ctx)
             setattr(self, "_" + n + "_t", t)
             setattr(self, "_" + n, a)
-        self._sat, self._el = self.params["saturation_effort"].array, self.params["effort_limit"].array
+        self._sat = self.params["saturation_effort"].array
+        shape2 = (2, ctx.num_envs, ctx.num_joints)  # rows [0]: the lower line / limit, [1]: the upper one
+        self._lo2_t, self._lo2 = self._buffer(ctx, shape=shape2)  # [-effort_limit, -inf]
+        self._hi2_t, self._hi2 = self._buffer(ctx, shape=shape2)  # [+inf, effort_limit]
+        self._env_t, self._env = self._buffer(ctx, shape=shape2)  # [tau_min, tau_max] of the last apply
+        self._neg_sat_t, self._neg_sat = self._buffer(ctx)
+        self._tau_min, self._tau_max = self._env[0], self._env[1]
+        self._clip = clip_for(ctx.ops.xp)
 
     def refresh(self):
         sat = self.params["saturation_effort"].values
@@ -165,17 +192,20 @@ class ClampingDCMotor(Clamping):
         torch.neg(vc, out=self._neg_vc_t)
         torch.div(sat, vel, out=self._slope_t)
         torch.neg(sat, out=self._neg_sat_t)
-        torch.neg(el, out=self._neg_el_t)
+        torch.neg(el, out=self._lo2_t[0])
+        self._lo2_t[1].fill_(-math.inf)
+        self._hi2_t[0].fill_(math.inf)
+        self._hi2_t[1].copy_(el)
 
     def apply(self, effort, q, qd, out):
-        xp, t1, t2 = self._ctx.ops.xp, self._t1, self._t2
-        clamp_between(xp, qd, self._neg_vc, self._vc, t1)  # v
-        xp.multiply(self._slope, t1, out=t1)  # sat * v / vel
-        xp.subtract(self._sat, t1, out=t2)
-        xp.minimum(t2, self._el, out=t2)  # tau_max
-        xp.subtract(self._neg_sat, t1, out=t1)
-        xp.maximum(t1, self._neg_el, out=t1)  # tau_min
-        clamp_between(xp, effort, t1, t2, out)
+        xp, clip, s, env = self._ctx.ops.xp, self._clip, self._s, self._env
+        lo, hi = self._tau_min, self._tau_max
+        clip(qd, self._neg_vc, self._vc, s)  # v (out positional: ~0.06 us less a call than out=)
+        xp.multiply(self._slope, s, out=s)  # s = sat * v / vel
+        xp.subtract(self._neg_sat, s, out=lo)  # -sat - s
+        xp.subtract(self._sat, s, out=hi)  # sat - s
+        clip(env, self._lo2, self._hi2, env)  # tau_min = max(., -effort_limit), tau_max = min(., effort_limit)
+        clip(effort, lo, hi, out)
 
 
 class ClampingPositionBased(Clamping):
