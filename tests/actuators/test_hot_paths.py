@@ -10,7 +10,8 @@ import torch
 
 import actuator_gym as ag
 from actuator_gym.actuators.checkpoints import MLPNet, export_onnx, load_network
-from actuator_gym.actuators.clamps import clip_for
+from actuator_gym._array import np_clip
+from actuator_gym.actuators.clamps import CLIP_UFUNC_MAX, clip_for
 from actuator_gym.actuators.onnx_engine import ort_session
 from actuator_gym.randomization import Uniform
 
@@ -24,18 +25,22 @@ def _same(a, b):
 
 
 # ---- the clip of both array libraries --------------------------------------------------------------
-@pytest.mark.parametrize("lib", ["numpy", "torch"])
-def test_clip_is_min_of_max_including_nan_inf_and_crossed_bounds(lib):
+@pytest.mark.parametrize("lib, size", [("numpy", 1), ("numpy", CLIP_UFUNC_MAX + 1), ("torch", 1)])
+def test_clip_is_min_of_max_including_nan_inf_and_crossed_bounds(lib, size):
+    """Both forms (numpy's clip ufunc for small outputs, maximum then minimum for large ones and for
+    torch) are the reference clamp, element by element, on every combination of special values."""
     vals = np.array([np.nan, -INF, -3.0, -0.0, 0.0, 2.5, INF], np.float32)
     x, lo, hi = (a.ravel() for a in np.meshgrid(vals, vals, vals, indexing="ij"))
     ref = np.minimum(np.maximum(x, lo), hi)  # the reference implementations' clamp (hi where lo > hi)
     assert (lo > hi).any() and np.isnan(ref).any()
     if lib == "numpy":
         out = np.empty_like(x)
-        clip_for(np)(x, lo, hi, out)
+        clip = clip_for(np, size)
+        assert (clip is np_clip) == (size <= CLIP_UFUNC_MAX)
+        clip(x, lo, hi, out)
     else:
         t = torch.empty(x.shape)
-        clip_for(torch)(*(torch.from_numpy(a) for a in (x, lo, hi)), t)
+        clip_for(torch, size)(*(torch.from_numpy(a) for a in (x, lo, hi)), t)
         out = t.numpy()
     assert _same(out, ref)
 
@@ -73,14 +78,16 @@ def _dc_states(rng, n, sat, vel, el, dtype):
     return effort, qd
 
 
+@pytest.mark.parametrize("n", [16, 64])  # 2 * n * 6 envelope elements: below / above CLIP_UFUNC_MAX
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_dc_motor_clamp_is_the_formula_bit_for_bit(backend, dtype):
+def test_dc_motor_clamp_is_the_formula_bit_for_bit(backend, dtype, n):
     # per joint: a dead motor, an infinite no-load speed, no current limit, a limit below / above the stall torque
     sat = np.array([0.0, 12.0, 33.5, 120.0, 5.0, 3e3])
     vel = np.array([7.5, INF, 21.0, 7.5, 0.3, 40.0])
     el = np.array([4.0, 10.0, INF, 80.0, 9.0, 2.5])
-    n, npdt = 64, np.float32 if dtype == torch.float32 else np.float64
+    assert 2 * 16 * sat.size <= CLIP_UFUNC_MAX < 2 * 64 * sat.size
+    npdt = np.float32 if dtype == torch.float32 else np.float64
     m = ag.Actuator(drive=ag.DrivePD(kp=0.0, kd=0.0),
                     clamping=[ag.ClampingDCMotor(saturation_effort=list(sat), velocity_limit=list(vel), effort_limit=list(el))],
                     num_envs=n, num_joints=sat.size, dtype=dtype, array_backend=backend, seed=0)
