@@ -240,7 +240,9 @@ class MujocoBatchBackend(PhysicsBackend):
     ) -> None:
         """Reset ``env_ids`` (None = all) to the model defaults (time 0, zero warmstart, controls
         and applied forces), then set ``qpos (n, nq)``, ``qvel (n, nv)``, ``act (n, na)``, ``time
-        (n,)`` where given, and recompute the derived fields. Other worlds are untouched bit for bit."""
+        (n,)`` where given, and recompute the derived fields. Other worlds are untouched bit for bit.
+        Up to :data:`SERIAL_WORLDS` worlds are reset one batch call each, on the caller's thread
+        (a control step's few autoresets: no wake-up of the batch's pool; the same results)."""
         ids = self._ids(env_ids)
         n = self.num_envs if ids is None else len(ids)
         if n == 0:
