@@ -16,6 +16,17 @@ import numpy as np
 import torch
 
 
+try:  # the ufunc behind np.clip: one C call, without np.clip's Python-level argument handling (~1 us)
+    from numpy._core.umath import clip as np_clip
+except ImportError:  # numpy < 2 keeps it in numpy.core
+    try:
+        from numpy.core.umath import clip as np_clip
+    except ImportError:  # pragma: no cover - every numpy since 1.17 has the ufunc
+        np_clip = np.clip
+"""``np_clip(x, lo, hi, out=)``: ``min(max(x, lo), hi)`` element-wise (``hi`` where ``lo > hi``;
+NaN in any operand gives NaN), numpy's clip ufunc."""
+
+
 @dataclass(frozen=True)
 class ArrayOps:
     """The array library used for the math of one model (numpy on CPU, torch elsewhere)."""
@@ -47,9 +58,12 @@ class ArrayOps:
             out.masked_fill_(cond, value)
 
     def take_flat(self, src, index, out) -> None:
-        """``out[...] = src[index]`` for a 1-D ``src`` and an integer ``index`` shaped like ``out``."""
+        """``out[...] = src[index]`` for a 1-D ``src`` and an integer ``index`` shaped like ``out``,
+        every entry in ``[0, src.size)`` (the caller's invariant: not checked on numpy, where
+        ``mode="clip"`` skips the bounds check and would clip a bad index)."""
         if self.name == "numpy":
-            src.take(index, out=out)  # the method: ~1 us vs ~3 us for np.take's dispatch
+            # the method (~1 us less than np.take's dispatch); mode="clip": no bounds check (~0.3 us less)
+            src.take(index, out=out, mode="clip")
         else:
             out.copy_(torch.take(src, index))
 

@@ -1,11 +1,13 @@
 """Time ``Actuator.compute`` for PD + Delay + DC motor against a plain numpy implementation.
 
-    python benchmarks/actuator_step.py [--repeats 2000] [--rounds 7]
+    python benchmarks/actuator_step.py [--repeats 2000] [--rounds 7] [--clock wall|cpu]
 
 For each batch size (num_envs, num_joints) both implementations run the same law on the same
 inputs, alternately, for several rounds; the table shows medians (us per call) and the ratio
 ours / numpy (lower is better). Neural drives are timed too (``neural_step.py``): the MLP and LSTM
-actuators on both network engines against onnxruntime's bare network on the same rows.
+actuators on both network engines against onnxruntime's bare network on the same rows, with the
+same ``--repeats`` and ``--rounds``. ``--clock cpu`` times this process's CPU time instead of the
+elapsed time (on a shared machine other jobs' time slices then do not count).
 """
 
 from __future__ import annotations
@@ -68,14 +70,15 @@ def ours(n, j, backend="auto"):
     )
 
 
-def time_calls(fn, repeats):
-    t0 = time.perf_counter()
+def time_calls(fn, repeats, clock="wall"):
+    now = {"wall": time.perf_counter, "cpu": time.process_time}[clock]
+    t0 = now()
     for _ in range(repeats):
         fn()
-    return (time.perf_counter() - t0) / repeats * 1e6
+    return (now() - t0) / repeats * 1e6
 
 
-def bench(n, j, repeats, rounds, rng):
+def bench(n, j, repeats, rounds, rng, clock="wall"):
     q, qd, tq, tqd, tff = (rng.standard_normal((n, j)).astype(np.float32) for _ in range(5))
     qd *= 20
     model = ours(n, j)
@@ -90,9 +93,9 @@ def bench(n, j, repeats, rounds, rng):
     reps = max(20, repeats // max(1, n // 64))
     t_ours, t_np, t_torch = [], [], []
     for _ in range(rounds):
-        t_ours.append(time_calls(lambda: model.compute(joint_pos=q, joint_vel=qd, target_pos=tq, target_vel=tqd, target_effort=tff), reps))
-        t_np.append(time_calls(lambda: ref.compute(q, qd, tq, tqd, tff), reps))
-        t_torch.append(time_calls(lambda: torch_model.compute(joint_pos=tt[0], joint_vel=tt[1], target_pos=tt[2], target_vel=tt[3], target_effort=tt[4]), reps))
+        t_ours.append(time_calls(lambda: model.compute(joint_pos=q, joint_vel=qd, target_pos=tq, target_vel=tqd, target_effort=tff), reps, clock))
+        t_np.append(time_calls(lambda: ref.compute(q, qd, tq, tqd, tff), reps, clock))
+        t_torch.append(time_calls(lambda: torch_model.compute(joint_pos=tt[0], joint_vel=tt[1], target_pos=tt[2], target_vel=tt[3], target_effort=tt[4]), reps, clock))
     return statistics.median(t_ours), statistics.median(t_np), statistics.median(t_torch)
 
 
@@ -100,14 +103,15 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeats", type=int, default=2000)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall: elapsed time; cpu: this process's CPU time")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
-    print(f"torch {torch.__version__}, numpy {np.__version__}, torch threads {torch.get_num_threads()}")
+    print(f"torch {torch.__version__}, numpy {np.__version__}, torch threads {torch.get_num_threads()}, clock {args.clock}")
     print("PD + Delay(0..2) + DCMotor, median us per compute call")
     print(f"{'(envs, joints)':>16} {'ours':>9} {'numpy':>9} {'ours/numpy':>11} {'torch path':>11}")
     for n, j in [(1, 12), (64, 12), (4096, 12)]:
-        o, r, t = bench(n, j, args.repeats, args.rounds, rng)
+        o, r, t = bench(n, j, args.repeats, args.rounds, rng, args.clock)
         print(f"{str((n, j)):>16} {o:9.1f} {r:9.1f} {o / r:11.2f} {t:11.1f}")
     try:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -116,7 +120,7 @@ def main(argv=None):
         return
     print("\nNeural drives (+ DC motor clamp), median us per compute call, on each engine; raw ort: onnxruntime's bare")
     print("network on the same rows (1 thread, prebound buffers); /raw: the whole actuator over it")
-    for row in neural_rows():
+    for row in neural_rows(args.repeats, args.rounds, args.clock):
         print(row)
 
 

@@ -1,6 +1,6 @@
 """Neural actuator models: median µs per ``compute`` call at (1, 12), (64, 12), (4096, 12) on CPU.
 
-    .venv/bin/python benchmarks/neural_step.py --repeats 300 --rounds 5
+    .venv/bin/python benchmarks/neural_step.py --repeats 300 --rounds 5 [--clock wall|cpu]
 
 ``ActuatorNetMLPCfg`` (MLP 6-32-32-1 softsign, history ``input_idx=[0, 2, 4]``) and
 ``ActuatorNetLSTMCfg`` (LSTM hidden 32, linear head), both followed by the DC-motor clamp; the
@@ -40,14 +40,21 @@ def _nets(folder: Path) -> tuple[Path, Path]:
     return mlp, lstm
 
 
-def _time(model, n, j, repeats, rng):
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+"""``wall``: elapsed time (the default); ``cpu``: this process's CPU time, which the time slices of other
+jobs on a shared machine do not inflate (the runs here are single-threaded: torch and onnxruntime on
+one thread)."""
+
+
+def _time(model, n, j, repeats, rng, clock="wall"):
     q, qd, tq = (rng.standard_normal((n, j)).astype(np.float32) for _ in range(3))
     for _ in range(10):
         model.compute(joint_pos=q, joint_vel=qd, target_pos=tq, dt=0.005)
-    t0 = time.perf_counter()
+    now = CLOCKS[clock]
+    t0 = now()
     for _ in range(repeats):
         model.compute(joint_pos=q, joint_vel=qd, target_pos=tq, dt=0.005)
-    return (time.perf_counter() - t0) / repeats * 1e6
+    return (now() - t0) / repeats * 1e6
 
 
 def _raw_network(path: Path, kind: str, rows: int):
@@ -72,11 +79,11 @@ def _raw_network(path: Path, kind: str, rows: int):
 ENGINES = ("onnxruntime", "torch")
 
 
-def neural_timings(repeats: int = 300, rounds: int = 5) -> list[dict]:
+def neural_timings(repeats: int = 300, rounds: int = 5, clock: str = "wall") -> list[dict]:
     """``[{"model", "engine", "num_envs", "num_joints", "median_us", "us_per_element", "raw_us", "raw_run_us"}]``:
     the whole actuator (history, network, DC-motor clamp) on each engine, and onnxruntime's bare
     network on the same rows (``raw_us``: prebound buffers; ``raw_run_us``: ``session.run``), all
-    timed in alternating rounds."""
+    timed in alternating rounds on ``clock`` (:data:`CLOCKS`)."""
     rng = np.random.default_rng(0)
     rows = []
     with tempfile.TemporaryDirectory() as d:
@@ -95,10 +102,10 @@ def neural_timings(repeats: int = 300, rounds: int = 5) -> list[dict]:
             times: dict = {k: [] for k in [*models, *((k, "raw") for k in raw), *((k, "run") for k in raw)]}
             for _ in range(rounds):
                 for k, m in models.items():
-                    times[k].append(_time(m, n, j, reps, rng))
+                    times[k].append(_time(m, n, j, reps, rng, clock))
                 for k, (bound, plain) in raw.items():
-                    times[k, "raw"].append(_time_call(bound, reps))
-                    times[k, "run"].append(_time_call(plain, reps))
+                    times[k, "raw"].append(_time_call(bound, reps, clock))
+                    times[k, "run"].append(_time_call(plain, reps, clock))
             for (name, e) in models:
                 med = statistics.median(times[name, e])
                 rows.append({
@@ -109,21 +116,22 @@ def neural_timings(repeats: int = 300, rounds: int = 5) -> list[dict]:
     return rows
 
 
-def _time_call(fn, repeats):
+def _time_call(fn, repeats, clock="wall"):
     for _ in range(10):
         fn()
-    t0 = time.perf_counter()
+    now = CLOCKS[clock]
+    t0 = now()
     for _ in range(repeats):
         fn()
-    return (time.perf_counter() - t0) / repeats * 1e6
+    return (now() - t0) / repeats * 1e6
 
 
-def neural_rows(repeats: int = 300, rounds: int = 5) -> list[str]:
+def neural_rows(repeats: int = 300, rounds: int = 5, clock: str = "wall") -> list[str]:
     """The table as printed lines (header first); ``/raw``: the whole actuator over onnxruntime's bare
     network (prebound buffers) on the same rows."""
     out = [f"{'model':>16} {'engine':>12} {'(envs, joints)':>16} {'median us':>10} {'us/element':>11} "
            f"{'raw ort us':>11} {'session.run us':>15} {'/raw':>6}"]
-    for r in neural_timings(repeats, rounds):
+    for r in neural_timings(repeats, rounds, clock):
         out.append(
             f"{r['model']:>16} {r['engine']:>12} {str((r['num_envs'], r['num_joints'])):>16} {r['median_us']:10.1f} "
             f"{r['us_per_element']:11.4f} {r['raw_us']:11.1f} {r['raw_run_us']:15.1f} {r['median_us'] / r['raw_us']:6.2f}"
@@ -136,10 +144,11 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=300)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall: elapsed time; cpu: this process's CPU time")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}; median us per compute call (DC-motor clamp included)")
-    for line in neural_rows(a.repeats, a.rounds):
+    for line in neural_rows(a.repeats, a.rounds, a.clock):
         print(line)
 
 

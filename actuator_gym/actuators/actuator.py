@@ -217,6 +217,7 @@ class Actuator(BatchModel):
         self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
         # commands after the delay (what the drive used), for output_command telemetry
         self.delayed_command: tuple[Any, Any, Any] = (self._zeros, self._zeros, self._zeros)
+        self._numpy = self.ops.name == "numpy"
 
     def bind_output_buffers(self, computed: torch.Tensor, applied: torch.Tensor) -> None:
         """Write ``computed_effort`` / ``applied_effort`` into the given ``(num_envs, num_joints)``
@@ -370,13 +371,23 @@ class Actuator(BatchModel):
         if dt is not None and dt is not self._dt_checked:
             check_dt(dt, self.name)
             self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
-        q = self._input(joint_pos, "joint_pos")
-        qd = self._input(joint_vel, "joint_vel")
-        tq = self._input(target_pos, "target_pos", required=False)
-        tqd = self._input(target_vel, "target_vel", required=False)
-        tff = self._input(target_effort, "target_effort", required=False)
+        # the common case inline (numpy arrays of the model's dtype and shape, targets omitted); the
+        # rest converted and checked by _input
+        nd, dtype, shape, zeros = (np.ndarray if self._numpy else ()), self._np_dtype, self._shape, self._zeros
+        x = joint_pos
+        q = x if type(x) is nd and x.dtype == dtype and x.shape == shape else self._input(x, "joint_pos")
+        x = joint_vel
+        qd = x if type(x) is nd and x.dtype == dtype and x.shape == shape else self._input(x, "joint_vel")
+        x = target_pos
+        tq = zeros if x is None else x if type(x) is nd and x.dtype == dtype and x.shape == shape else self._input(x, "target_pos")
+        x = target_vel
+        tqd = zeros if x is None else x if type(x) is nd and x.dtype == dtype and x.shape == shape else self._input(x, "target_vel")
+        x = target_effort
+        tff = zeros if x is None else x if type(x) is nd and x.dtype == dtype and x.shape == shape else self._input(x, "target_effort")
         self.compute_arrays(q, qd, tq, tqd, tff, dt, inverse_mass, bias_force)
-        return self.ops.to_torch(self.ops.copy(self._applied))
+        if self._numpy:  # the fresh copy, without ArrayOps' dispatch
+            return torch.from_numpy(self._applied.copy())
+        return self._applied.clone()
 
     def compute_arrays(self, q, qd, tq, tqd, tff, dt=None, inverse_mass=None, bias_force=None) -> None:
         """``compute`` without input conversion or output copy, for callers that already hold

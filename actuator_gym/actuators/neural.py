@@ -14,7 +14,8 @@ being reset. The drive fills the input rows ``(rows, in_features)`` (float32) in
 network's engine runs on them (:mod:`.onnx_engine`, ``onnx_engine="auto" | "onnxruntime" | "torch"``,
 ``onnx_threads``): onnxruntime for ONNX files on the CPU when it is installed, else torch under
 ``torch.inference_mode`` on the model's device; the result is written into the drive's ``out`` array.
-The MLP gathers its history columns in one ``take`` from a ``(2, history, env, joint)`` buffer.
+The MLP keeps its history scaled (position errors times ``pos_scale``, velocities times ``vel_scale``)
+in a ``(2, history, env, joint)`` buffer and gathers the input columns from it in one ``take``.
 
 Parameters come from the checkpoint's metadata where present (ONNX, ``.npz``, and the
 ``metadata.json`` extra file of TorchScript / ``.pt2`` archives, see :mod:`.checkpoints`).
@@ -174,44 +175,51 @@ class _NeuralDrive(Drive):
         self.validated_features = in_features
         self._session = prepare_session(self.net, self._owner, self.onnx_engine, self.onnx_threads, in_features)
 
-    def _bind_runner(self, ctx) -> None:
+    def _bind_runner(self, ctx, out_scale: float, out_offset: float) -> None:
         """The engine for this model (``self._runner``: input rows ``x``, recurrent ``state``, ``run()``;
         :func:`~.onnx_engine.bind_runner`), ``self._x`` (the input rows in the model's array library)
-        and ``self._y_fixed`` (onnxruntime's bound output as ``(num_envs, num_joints)``, else None)."""
+        and ``self._y_fixed`` (onnxruntime's bound output as ``(num_envs, num_joints)``, else None);
+        the output is ``y * out_scale + out_offset`` (:meth:`_run`)."""
         self._runner = bind_runner(self.net, self._session, self.onnx_engine, ctx, self.validated_features)
         self.engine = self._runner.engine
         self._x = ctx.ops.view(self._runner.x)
         fixed = getattr(self._runner, "y", None)
         self._y_fixed = None if fixed is None else ctx.ops.view(fixed.reshape(ctx.num_envs, ctx.num_joints))
+        self._out_scale, self._out_offset = out_scale, out_offset
+        if fixed is not None:  # 0-d arrays (a Python float costs a conversion per call) in the dtypes the
+            # floats would take: the output's for the scale, the model's for the offset (NEP 50)
+            self._out_scale_a = ctx.ops.view(torch.tensor(out_scale, dtype=fixed.dtype))
+            self._out_offset_a = ctx.ops.view(torch.tensor(out_offset, dtype=ctx.dtype))
 
-    def _forward(self) -> torch.Tensor:
-        """The network on the input rows; any failure at compute is a ``ValueError`` naming the checkpoint."""
+    def _run(self, out) -> None:
+        """The network on the input rows, ``out = y.reshape(num_envs, num_joints) * out_scale +
+        out_offset`` (in the model's array library; the scale and offset given to
+        :meth:`_bind_runner`); any failure of the network is a ``ValueError`` naming the checkpoint."""
         try:
-            return self._runner.run()
+            y = self._runner.run()
         except ValueError:
             raise
         except Exception as exc:
             raise ValueError(f"{self._ctx.owner}: the network {self.net.source} failed at compute ({type(exc).__name__}: {exc})") from None
-
-    def _write_out(self, y: torch.Tensor, scale: float, offset: float, out) -> None:
-        """``out = y.reshape(num_envs, num_joints) * scale + offset`` (in the model's array library)."""
         ctx = self._ctx
         xp = ctx.ops.xp
         if self._y_fixed is not None:  # onnxruntime's bound output buffer, its shape checked at bind
-            y = self._y_fixed
-        else:
-            rows = ctx.num_envs * ctx.num_joints
-            if tuple(y.shape) != (rows, 1):
-                raise ValueError(
-                    f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
-                    f"(num_envs * num_joints); expected ({rows}, 1)"
-                )
-            y = y.reshape(ctx.num_envs, ctx.num_joints)
-            if ctx.ops.name == "numpy":
-                y = y.numpy()
-        xp.multiply(y, scale, out=out)
-        if offset != 0.0:
-            xp.add(out, offset, out=out)
+            xp.multiply(self._y_fixed, self._out_scale_a, out=out)
+            if self._out_offset != 0.0:
+                xp.add(out, self._out_offset_a, out=out)
+            return
+        rows = ctx.num_envs * ctx.num_joints
+        if tuple(y.shape) != (rows, 1):
+            raise ValueError(
+                f"{ctx.owner}: the network {self.net.source} returned shape {tuple(y.shape)} for {rows} rows "
+                f"(num_envs * num_joints); expected ({rows}, 1)"
+            )
+        y = y.reshape(ctx.num_envs, ctx.num_joints)
+        if ctx.ops.name == "numpy":
+            y = y.numpy()
+        xp.multiply(y, self._out_scale, out=out)
+        if self._out_offset != 0.0:
+            xp.add(out, self._out_offset, out=out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,22 +299,27 @@ class DriveNeuralMLP(_NeuralDrive):
     def _setup(self, ctx):
         n, j, h, k = ctx.num_envs, ctx.num_joints, self.history_length, len(self.input_idx)
         rows = n * j
-        self._bind_runner(ctx)
-        # history [0]: position errors, [1]: velocities, each (slot, env, joint). Column c of the input
-        # rows reads block b_c at slot (w - i_c) % h. Small batches gather all columns in one take (flat
-        # index b_c * h * rows + slot * rows + row, one table per slot); large ones (where the index
-        # would cost more than it saves) multiply column by column.
+        self._bind_runner(ctx, self.torque_scale, 0.0)
+        # history [0]: position errors * pos_scale, [1]: velocities * vel_scale, each (slot, env, joint):
+        # stored scaled, so the gather needs no multiply (the same roundings: each value is scaled once,
+        # by the scale rounded to the model's dtype, whether before or after the gather). Column c of the
+        # input rows reads block b_c at slot (w - i_c) % h. Small batches gather all columns in one take
+        # (flat index b_c * h * rows + slot * rows + row, one table per slot); large ones (where the index
+        # would cost more than it saves) copy column by column.
         self._hist_t, self._hist = self._buffer(ctx, shape=(2, h, n, j))
-        first, second = ((0, self.pos_scale), (1, self.vel_scale))[:: 1 if self.input_order == "pos_vel" else -1]
-        self._cols = [(b, sc, i) for b, sc in (first, second) for i in self.input_idx]
+        self._slot_views = [(self._hist[0, w], self._hist[1, w]) for w in range(h)]
+        self._scale_in = tuple(  # (is 1, 0-d array in the model's dtype) of pos_scale, vel_scale
+            (sc == 1.0, ctx.ops.view(torch.tensor(sc, dtype=ctx.dtype, device=ctx.device))) for sc in (self.pos_scale, self.vel_scale)
+        )
+        blocks = (0, 1) if self.input_order == "pos_vel" else (1, 0)
+        self._cols = [(b, i) for b in blocks for i in self.input_idx]
         self._indices = None
         if h * rows * 2 * k <= _CACHED_INDEX_ELEMENTS and ctx.dtype == torch.float32:
             dev = ctx.device
             base = torch.arange(rows, dtype=torch.int64, device=dev)[:, None]
-            self._indices = [ctx.ops.view(base + torch.tensor([b * h * rows + ((w - i) % h) * rows for b, _, i in self._cols],
+            self._indices = [ctx.ops.view(base + torch.tensor([b * h * rows + ((w - i) % h) * rows for b, i in self._cols],
                                                                dtype=torch.int64, device=dev)) for w in range(h)]
             self._flat = self._hist.reshape(-1)
-            self._scales = ctx.ops.view(torch.tensor([sc for _, sc, _ in self._cols], dtype=ctx.dtype, device=dev))
         self._slot = h - 1  # the first compute writes slot 0
 
     def reset(self, env_ids):
@@ -317,19 +330,25 @@ class DriveNeuralMLP(_NeuralDrive):
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         ops = self._ctx.ops
-        xp, hist = ops.xp, self._hist
+        xp = ops.xp
         w = self._slot = (self._slot + 1) % self.history_length
-        xp.subtract(tq, q, out=hist[0, w])
-        hist[1, w][...] = qd
+        e, v = self._slot_views[w]
+        (p_one, ps), (v_one, vs) = self._scale_in
+        xp.subtract(tq, q, out=e)
+        if not p_one:
+            xp.multiply(e, ps, out=e)
+        if v_one:
+            v[...] = qd
+        else:
+            xp.multiply(qd, vs, out=v)
         x = self._x
         if self._indices is not None:
             ops.take_flat(self._flat, self._indices[w], x)
-            xp.multiply(x, self._scales, out=x)
         else:
-            h = self.history_length
-            for c, (b, sc, i) in enumerate(self._cols):
-                xp.multiply(hist[b, (w - i) % h].reshape(-1), sc, out=x[:, c])
-        self._write_out(self._forward(), self.torque_scale, 0.0, out)
+            h, hist = self.history_length, self._hist
+            for c, (b, i) in enumerate(self._cols):
+                x[:, c] = hist[b, (w - i) % h].reshape(-1)
+        self._run(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,9 +366,6 @@ class _RecurrentDrive(_NeuralDrive):
                 s.zero_()
             else:
                 s.view(s.shape[0], ctx.num_envs, ctx.num_joints, s.shape[2])[:, env_ids] = 0.0
-
-    def _run(self, scale: float, offset: float, out) -> None:
-        self._write_out(self._forward(), scale, offset, out)
 
 
 class DriveNeuralLSTM(_RecurrentDrive):
@@ -388,7 +404,7 @@ class DriveNeuralLSTM(_RecurrentDrive):
         self._validate(2)
 
     def _setup(self, ctx):
-        self._bind_runner(ctx)
+        self._bind_runner(ctx, self.torque_scale, 0.0)
 
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         xp, x = self._ctx.ops.xp, self._x
@@ -397,7 +413,7 @@ class DriveNeuralLSTM(_RecurrentDrive):
         if self.pos_scale != 1.0:
             xp.multiply(e, self.pos_scale, out=e)
         xp.multiply(qd.reshape(-1), self.vel_scale, out=x[:, 1])
-        self._run(self.torque_scale, 0.0, out)
+        self._run(out)
 
 
 def _check_recurrent(net: LoadedNetwork, _in: int) -> None:
@@ -498,7 +514,7 @@ class DriveNeuralGRU(_RecurrentDrive):
         self._validate(len(cols))
 
     def _setup(self, ctx):
-        self._bind_runner(ctx)
+        self._bind_runner(ctx, self.torque_std, self.torque_mean)
         self._tmp_t, self._tmp = self._buffer(ctx)
         self._custom_t, self._custom = self._buffer(ctx)
         self._custom_fresh = False
@@ -550,4 +566,4 @@ class DriveNeuralGRU(_RecurrentDrive):
             xp.subtract(src, mean, out=row)
             xp.divide(row, std, out=row)
         self._custom_fresh = False
-        self._run(self.torque_std, self.torque_mean, out)
+        self._run(out)
