@@ -40,8 +40,10 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 import torch
 
-__all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "SubstepEngine", "TELEMETRY",
-           "graph_capturable"]
+from .lazy_telemetry import LazyTelemetry, StepSnapshot
+
+__all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "StepSnapshot",
+           "LazyTelemetry", "SubstepEngine", "TELEMETRY", "graph_capturable"]
 
 TELEMETRY: dict[str, str] = {
     "computed_effort": "drive output before the clamps [N·m or N], last substep",
@@ -235,6 +237,22 @@ class StepTelemetry:
         energy = np.add.reduce(np.abs(r, out=r), axis=0)
         energy *= self.physics_dt
         return power, mean, energy
+
+    def snapshot(self, computed: np.ndarray, applied: np.ndarray, cols: tuple[int, Any],
+                 extra_keys: tuple[str, ...] = (), extra: Sequence[np.ndarray] = ()) -> StepSnapshot:
+        """One env's step on numpy, ``cols = (env, joint_ids)``, as a :class:`StepSnapshot` (one
+        concatenation of the raw rows, nothing reduced yet); ``extra``: ``(len(joint_ids),)``
+        arrays appended under ``extra_keys`` (the consumer's ``joint_pos`` / ``joint_vel``)."""
+        env, ids = cols
+        s = self.substeps
+        held = bool(s and self.held)
+        if held:
+            parts = [computed[env][ids], applied[env][ids], self.held[1][env][ids], *extra]
+        elif s:
+            parts = [computed[env][ids], applied[env][ids], self.rows[:s, env][:, ids].reshape(-1), *extra]
+        else:
+            parts = [computed[env][ids], applied[env][ids], *extra]
+        return StepSnapshot(np.concatenate(parts), len(parts[0]), s, self.physics_dt, held, extra_keys)
 
     def finish(self, computed: Any, applied: Any, cols: Any = None) -> dict[str, np.ndarray]:
         """The effort keys of :data:`TELEMETRY` as fresh host arrays for the substeps recorded since
@@ -457,6 +475,14 @@ class SubstepEngine:
     def substeps_run(self) -> int:
         """Substeps recorded since :meth:`begin` (the wrapper checks its env called the hook each time)."""
         return self._substeps
+
+    def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...] = (),
+                 extra: Sequence[np.ndarray] = ()) -> StepSnapshot:
+        """The control step just run, one env's joints ``cols = (env, joint_ids)``, as a
+        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (numpy joint groups; the raw rows copied
+        once, the :data:`TELEMETRY` values derived from it on demand: the same numbers as
+        :meth:`telemetry`); ``extra`` arrays appended under ``extra_keys``."""
+        return self.telemetry_rows.snapshot(self._computed, self._applied, cols, extra_keys, extra)
 
     def telemetry(self, cols: Any = None) -> dict[str, np.ndarray]:
         """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays, one

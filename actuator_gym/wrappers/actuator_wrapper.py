@@ -42,6 +42,7 @@ from ..collection import ActuatorCollection
 from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
 from ..episode_stats import EPISODE_INFO_KEY, EpisodeStats
 from ..groups import ActuatorGroups, split_groups
+from ..lazy_telemetry import LazyTelemetry
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
 from .native_execution import WrapperNative
@@ -56,6 +57,14 @@ DEFAULT_POSITION_SCALE = 0.5
 DEFAULT_VELOCITY_SCALE = 5.0
 """[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
 _F64 = np.dtype(np.float64)
+_JOINT_STATE = ("joint_pos", "joint_vel")
+
+
+def _run(ids: np.ndarray) -> slice | None:
+    """``slice(a, a + n)`` when ``ids`` are ``a, a + 1, ..., a + n - 1``, else None."""
+    if len(ids) and np.array_equal(ids, np.arange(ids[0], ids[0] + len(ids))):
+        return slice(int(ids[0]), int(ids[0]) + len(ids))
+    return None
 
 
 def _refuse_stacking(env: gym.Env) -> None:
@@ -263,6 +272,14 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._native.install(self.engine)
         else:
             self._sim.set_substep_hook(self._substep)
+        # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now
+        self._lazy = not self._servos and not (self._native and self._native.has_motor_telemetry)
+        self._qpos, self._qvel = data.qpos, data.qvel  # the state after the step, in action order
+        self._qpos_at, self._qvel_at = self.backend.joints.qpos_adr[cols], self.backend.joints.dof_adr[cols]
+        self._snap_cols = (0, self._cols)  # a slice (views, no gather) where the action order is the collection's
+        runs = [_run(at) for at in (self._qpos_at, self._qvel_at)]
+        self._state_views = (None if None in runs else  # live views of the state where its addresses run on
+                             (self._qpos[runs[0]], self._qvel[runs[1]]))
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -297,6 +314,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _finish_setup(self) -> None:
         model = self._model
+        self._lazy = False
         self._inner_zero = np.zeros(model.nu)
         self._pass_action = self.action_space.shape[0] == model.nu
         self._action_shape = (self._nact,)
@@ -501,8 +519,15 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 "Gymnasium version? actuator-gym needs gymnasium>=1.0,<2)"
             )
         info = dict(info)
-        info["actuator"] = tel = self._telemetry()
-        self.episode_stats.update(tel)
+        if self._lazy:  # the raw rows copied once; info["actuator"] computed on first access
+            snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state_views or
+                                   (self._qpos[self._qpos_at], self._qvel[self._qvel_at]))
+            self.episode_stats.defer(snap)
+            info["actuator"] = LazyTelemetry(snap.values)
+        else:  # rotor groups, engine servos, native motor telemetry: the values read from the engine now
+            tel = self._telemetry()
+            self.episode_stats.update(tel)
+            info["actuator"] = LazyTelemetry(values=tel)
         if terminated or truncated:
             info[EPISODE_INFO_KEY] = self.episode_stats.env_record(0)
         return obs, reward, terminated, truncated, info
