@@ -129,6 +129,10 @@ class EpisodeStats:
         self.steps = np.zeros(self.num_envs, dtype=np.int64)
         """Control steps accumulated since each env's reset."""
         self._pending: list[StepSnapshot] = []  # deferred single-env steps (:meth:`defer`)
+        # the telemetry width a deferred snapshot must have: a single env with joint groups only
+        single = self._single
+        self._deferrable = (single[0][1][0] if single is not None and len(single) == 1 and single[0][0] == _JOINT
+                            else -1)
 
     @classmethod
     def of(cls, num_envs: int, joints: Any = None, rotors: Any = None, joint_columns: Any = None) -> "EpisodeStats":
@@ -204,8 +208,7 @@ class EpisodeStats:
         :data:`_DEFERRED_STEPS` are pending or anything reads or resets the statistics. The record is
         what :meth:`update` with each step's telemetry gives (sums in another order: equal to
         round-off)."""
-        single = self._single
-        if single is None or len(single) != 1 or single[0][0] != _JOINT or (snapshot.J,) != single[0][1]:
+        if snapshot.J != self._deferrable:
             self.update(dict(zip(_JOINT, snapshot.efforts())))
             return
         self.steps[0] += 1
