@@ -17,11 +17,11 @@ __all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts"]
 
 
 class StepSnapshot:
-    """The raw numbers of one env's control step, copied once (:meth:`StepTelemetry.snapshot`):
+    """The raw numbers of one env's control step, copied once (:meth:`~actuator_gym.substep.StepTelemetry.snapshot`):
     one fresh float64 array ``[computed (J), applied (J), qd (J) | substep power rows (s * J),
     extra keys (J each)]`` that nothing writes afterwards, so every value derived from it is the
     value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
-    need, :meth:`values` the whole :data:`TELEMETRY` dict (``info["actuator"]``)."""
+    need, :meth:`values` the whole :data:`~actuator_gym.substep.TELEMETRY` dict (``info["actuator"]``)."""
 
     __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "_efforts")
 
@@ -52,8 +52,8 @@ class StepSnapshot:
         return self.J, self.substeps, self.held, len(self.buf)
 
     def values(self) -> dict[str, np.ndarray]:
-        """The step's :data:`TELEMETRY` (effort keys and the ``extra`` ones), as
-        :meth:`StepTelemetry.finish` computes them (``mean_power`` / ``power`` likewise)."""
+        """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
+        as :meth:`~actuator_gym.substep.StepTelemetry.finish` computes them (the same operations)."""
         b, J, s = self.buf, self.J, self.substeps
         applied, saturated, energy = self.efforts()
         if not s:
@@ -66,11 +66,12 @@ class StepSnapshot:
             power = rows[s - 1]
             mean = np.add.reduce(rows, axis=0)
             mean *= 1.0 / s
-        out = {"computed_effort": b[:J], "applied_effort": applied, "saturated": saturated,
-               "power": power, "mean_power": mean, "energy": energy}
+        # fresh arrays (not views of the snapshot, which the deferred episode statistics still read)
+        out = {"computed_effort": b[:J].copy(), "applied_effort": applied.copy(), "saturated": saturated,
+               "power": power.copy() if not self.held else power, "mean_power": mean, "energy": energy.copy()}
         off = (3 if self.held else 2 + s) * J
         for k, key in enumerate(self.extra):
-            out[key] = b[off + k * J:off + (k + 1) * J]
+            out[key] = b[off + k * J:off + (k + 1) * J].copy()
         return out
 
 
@@ -83,7 +84,7 @@ class LazyTelemetry(dict):
     ``len``, ``in``, ``dict(...)``, ``==``, ``repr``, pickling or copying. Until then a step costs
     only the copy. The values are those of the step that produced the mapping whenever they are
     read (later steps write other snapshots), with the keys, shapes and dtypes of
-    :data:`TELEMETRY`. Writing into it is a ``TypeError``; ``dict(info["actuator"])`` is a plain,
+    :data:`~actuator_gym.substep.TELEMETRY`. Writing into it is a ``TypeError``; ``dict(info["actuator"])`` is a plain,
     writable copy. ``LazyTelemetry(values=...)`` wraps values already computed (the eager paths:
     rotor groups, engine servos, motor telemetry)."""
 

@@ -129,6 +129,9 @@ def test_episode_statistics_are_the_sums_of_the_step_telemetry(execution):
         _, _, term, trunc, info = env.step(env.action_space.sample())
         refs.append(_reference(env))
         done = term or trunc
+        if len(refs) % 2:  # a caller editing its arrays in place changes neither the statistics nor the env
+            info["actuator"]["applied_effort"][:] = 0.0
+            info["actuator"]["saturated"][:] = False
         if len(refs) == 100:  # a read mid-episode sees every step so far
             mid = env.episode_stats.env_record(0)
             assert mid["hips"]["energy"] == pytest.approx(_expected_record(refs, hips)["energy"], rel=1e-12)
