@@ -164,8 +164,8 @@ class EpisodeStats:
     def reset(self, env_ids: Any = None) -> None:
         """Start a new episode for ``env_ids`` (None: every env): their statistics restart from zero."""
         ids = slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)
-        if self._pending:
-            self._flush()  # (a partial reset of a single env cannot happen; kept exact anyway)
+        if self._pending:  # deferred steps of the single env: its episode restarts, they are dropped
+            self._pending = []
         for _, _, acc in self._acc.values():
             acc[:, ids] = 0.0
         self.steps[ids] = 0
@@ -205,7 +205,7 @@ class EpisodeStats:
         :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (the wrapper's hot path, where
         ``info["actuator"]`` is computed on first access only): kept, and reduced with the others
         kept in one vectorized pass (:func:`~actuator_gym.lazy_telemetry.stacked_efforts`) when
-        :data:`_DEFERRED_STEPS` are pending or anything reads or resets the statistics. The record is
+        256 are pending or anything reads the statistics (a reset drops them). The record is
         what :meth:`update` with each step's telemetry gives (sums in another order: equal to
         round-off)."""
         if snapshot.J != self._deferrable:

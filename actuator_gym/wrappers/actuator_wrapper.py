@@ -128,7 +128,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             See docs/native.md; :attr:`execution` / :attr:`group_execution` say what runs.
 
     The action vector covers the driven joints (candidates claimed by a group) in candidate order;
-    :attr:`joint_names` lists them, and every telemetry array follows that order. With rotor groups
+    :attr:`joint_names` lists them, and every telemetry array follows that order (``info["actuator"]``
+    of a step: a read-only :class:`~actuator_gym.lazy_telemetry.LazyTelemetry`, computed from the
+    step's raw numbers on first access; docs/wrapper.md, "Telemetry"). With rotor groups
     (``ThrusterCfg``; joint options then do not apply) it covers :attr:`rotor_names`, one thrust
     command in ``[-1, 1]`` each, and :attr:`collection` is None (:attr:`groups` holds both kinds).
     :attr:`action_scale` / :attr:`action_offset` (and ``info["action_scale"]`` /

@@ -187,3 +187,23 @@ def test_the_fast_path_accepts_float32_float64_ints_and_huge_finite_actions_alik
     env.step(np.array([1e308, 1e308, 0, 0, 0, 0, 0, 0]))  # the sum overflows; the elements are finite: accepted
     env.step(np.ones(8, dtype=np.int64))
     env.close()
+
+
+def test_deferred_statistics_follow_a_frame_skip_change_within_the_episode():
+    """Snapshots of two layouts (5, then 3 substeps) pending together reduce run by run."""
+    cfg = IdealPDActuatorCfg(stiffness=200.0, damping=10.0, actuator_effort_limit=60.0)
+    env = ActuatorWrapper(gym.make("InvertedPendulum-v5"), actuators={"cart": cfg})
+    env.reset(seed=0)
+    refs = []
+    for k in range(10):
+        if k == 4:
+            env.unwrapped.frame_skip = 3
+        env.step(np.array([0.9 if k % 3 else -0.05]))
+        refs.append(_reference(env))
+    assert env.engine.num_substeps == 3
+    record = env.episode_stats.env_record(0)["cart"]
+    want = _expected_record(refs, [0])
+    for stat, value in want.items():
+        assert record[stat] == pytest.approx(value, rel=1e-12, abs=1e-15), stat
+    assert 0.0 < want["saturated_fraction"] < 1.0
+    env.close()
