@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ._array import index_run
 from .lazy_telemetry import StepSnapshot, stacked_efforts
 
 __all__ = ["EpisodeStats", "EPISODE_STATS", "EPISODE_INFO_KEY", "ALL_JOINTS", "LOG_PREFIX", "log_values",
@@ -68,10 +69,8 @@ _DEFERRED_STEPS = 256
 
 def _columns(ids: Any) -> slice | np.ndarray:
     """A slice when ``ids`` are consecutive (a view, no copy), else an index array."""
-    ids = np.asarray(ids, dtype=np.intp).reshape(-1)
-    if ids.size and np.array_equal(ids, np.arange(ids[0], ids[0] + ids.size)):
-        return slice(int(ids[0]), int(ids[0]) + ids.size)
-    return ids
+    run = index_run(ids)
+    return run if run is not None else np.asarray(ids, dtype=np.intp).reshape(-1)
 
 
 def _accumulate(rows: tuple, effort: np.ndarray, saturated: np.ndarray, energy: np.ndarray) -> None:

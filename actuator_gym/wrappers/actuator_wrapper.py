@@ -34,6 +34,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from .._array import index_run
 from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
@@ -58,13 +59,6 @@ DEFAULT_VELOCITY_SCALE = 5.0
 """[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
 _F64 = np.dtype(np.float64)
 _JOINT_STATE = ("joint_pos", "joint_vel")
-
-
-def _run(ids: np.ndarray) -> slice | None:
-    """``slice(a, a + n)`` when ``ids`` are ``a, a + 1, ..., a + n - 1``, else None."""
-    if len(ids) and np.array_equal(ids, np.arange(ids[0], ids[0] + len(ids))):
-        return slice(int(ids[0]), int(ids[0]) + len(ids))
-    return None
 
 
 def _refuse_stacking(env: gym.Env) -> None:
@@ -279,7 +273,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._qpos, self._qvel = data.qpos, data.qvel  # the state after the step, in action order
         self._qpos_at, self._qvel_at = self.backend.joints.qpos_adr[cols], self.backend.joints.dof_adr[cols]
         self._snap_cols = (0, self._cols)  # a slice (views, no gather) where the action order is the collection's
-        runs = [_run(at) for at in (self._qpos_at, self._qvel_at)]
+        runs = [index_run(at) for at in (self._qpos_at, self._qvel_at)]
         self._state_views = (None if None in runs else  # live views of the state where its addresses run on
                              (self._qpos[runs[0]], self._qvel[runs[1]]))
 

@@ -105,6 +105,29 @@ def test_sync_vector_env_merges_the_lazy_infos_as_dicts():
     vec.close()
 
 
+def _pendulum(cfg):
+    return ActuatorWrapper(gym.make("InvertedPendulum-v5"), actuators={"cart": cfg}, execution="native")
+
+
+def test_async_vector_env_merges_the_infos_pickled_through_its_pipes():
+    """The workers pickle each step's info (the mapping computes itself on the way); the merged
+    arrays equal the same envs stepped in this process."""
+    cfg = IdealPDActuatorCfg(stiffness=200.0, damping=10.0, actuator_effort_limit=5.0)
+    vec = gym.vector.AsyncVectorEnv([lambda: _pendulum(cfg)] * 2, context="fork")
+    local = [_pendulum(cfg) for _ in range(2)]
+    vec.reset(seed=[1, 2])
+    for env, seed in zip(local, (1, 2)):
+        env.reset(seed=seed)
+    actions = np.array([[0.9], [-0.4]], dtype=np.float32)
+    _, _, _, _, infos = vec.step(actions)
+    for i, env in enumerate(local):
+        want = env.step(actions[i])[4]["actuator"]
+        for k in TELEMETRY:
+            np.testing.assert_array_equal(infos["actuator"][k][i], want[k], err_msg=k)
+    assert infos["actuator"]["saturated"].dtype == np.bool_ and infos["_actuator"].all()
+    vec.close()
+
+
 def _expected_record(refs, ids):
     applied = np.array([r["applied_effort"][ids] for r in refs])
     return {"energy": sum(r["energy"][ids].sum() for r in refs), "peak_abs_effort": np.abs(applied).max(),
