@@ -68,12 +68,3 @@ def ops_for(device: torch.device | str, array_backend: str = "auto") -> ArrayOps
     if array_backend == "torch" or not is_cpu:
         return TORCH_OPS
     return NUMPY_OPS
-
-
-def index_run(ids: Any) -> slice | None:
-    """``slice(a, a + n)`` when the indices ``ids`` are ``a, a + 1, ..., a + n - 1`` (a view
-    reads them without a gather), else None."""
-    ids = np.asarray(ids, dtype=np.intp).reshape(-1)
-    if ids.size and np.array_equal(ids, np.arange(ids[0], ids[0] + ids.size)):
-        return slice(int(ids[0]), int(ids[0]) + ids.size)
-    return None

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from ._array import index_run
 from .lazy_telemetry import StepSnapshot, stacked_efforts
 
 __all__ = ["EpisodeStats", "EPISODE_STATS", "EPISODE_INFO_KEY", "ALL_JOINTS", "LOG_PREFIX", "log_values",
@@ -69,8 +68,10 @@ _DEFERRED_STEPS = 256
 
 def _columns(ids: Any) -> slice | np.ndarray:
     """A slice when ``ids`` are consecutive (a view, no copy), else an index array."""
-    run = index_run(ids)
-    return run if run is not None else np.asarray(ids, dtype=np.intp).reshape(-1)
+    ids = np.asarray(ids, dtype=np.intp).reshape(-1)
+    if ids.size and np.array_equal(ids, np.arange(ids[0], ids[0] + ids.size)):
+        return slice(int(ids[0]), int(ids[0]) + ids.size)
+    return ids
 
 
 def _accumulate(rows: tuple, effort: np.ndarray, saturated: np.ndarray, energy: np.ndarray) -> None:
@@ -222,7 +223,9 @@ class EpisodeStats:
         self._pending = []
         while pending:
             layout = pending[0].layout
-            n = next((i for i, x in enumerate(pending) if x.layout != layout), len(pending))
+            n = len(pending)
+            if any(x.layout != layout for x in pending):  # (rare: frame_skip changed within the batch)
+                n = next(i for i, x in enumerate(pending) if x.layout != layout)
             run, pending = pending[:n], pending[n:]
             applied, saturated, energy = stacked_efforts(run)
             a = np.abs(applied)

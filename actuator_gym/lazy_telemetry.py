@@ -23,10 +23,13 @@ class StepSnapshot:
     value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
     need, :meth:`values` the whole :data:`~actuator_gym.substep.TELEMETRY` dict (``info["actuator"]``)."""
 
-    __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "_efforts")
+    __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "layout", "_efforts")
 
     def __init__(self, buf: np.ndarray, J: int, substeps: int, physics_dt: float, held: bool, extra: Sequence[str]):
         self.buf, self.J, self.substeps, self.physics_dt, self.held, self.extra = buf, J, substeps, physics_dt, held, extra
+        self.layout = (J, substeps, held, physics_dt, len(buf))
+        """``(J, substeps, held, physics_dt, width)``: snapshots of one layout stack into one
+        array (:func:`stacked_efforts`)."""
         self._efforts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -45,11 +48,6 @@ class StepSnapshot:
                 energy *= self.physics_dt
             self._efforts = (a, c != a, energy)
         return self._efforts
-
-    @property
-    def layout(self) -> tuple[int, int, bool, int]:
-        """``(J, substeps, held, width)``: snapshots of one layout stack into one array (:func:`stacked_efforts`)."""
-        return self.J, self.substeps, self.held, len(self.buf)
 
     def values(self) -> dict[str, np.ndarray]:
         """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
@@ -180,9 +178,8 @@ def stacked_efforts(snapshots: Sequence[StepSnapshot]) -> tuple[np.ndarray, np.n
     """``(applied_effort, saturated, energy)``, each ``(len(snapshots), J)``, of snapshots of one
     layout (:attr:`StepSnapshot.layout`): :meth:`StepSnapshot.efforts` of each, computed for all of
     them in one pass (the episode statistics' deferred accumulation)."""
-    J, s, held, _ = snapshots[0].layout
-    dt = snapshots[0].physics_dt
-    b = np.stack([x.buf for x in snapshots])
+    J, s, held, dt, width = snapshots[0].layout
+    b = np.concatenate([x.buf for x in snapshots]).reshape(len(snapshots), width)  # (faster than np.stack)
     c, a = b[:, :J], b[:, J:2 * J]
     if not s:
         energy = np.zeros(a.shape)

@@ -34,7 +34,6 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from .._array import index_run
 from .._checks import check_seed, real_array
 from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
@@ -270,12 +269,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._sim.set_substep_hook(self._substep)
         # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now
         self._lazy = not self._servos and not (self._native and self._native.has_motor_telemetry)
-        self._qpos, self._qvel = data.qpos, data.qvel  # the state after the step, in action order
-        self._qpos_at, self._qvel_at = self.backend.joints.qpos_adr[cols], self.backend.joints.dof_adr[cols]
-        self._snap_cols = (0, self._cols)  # a slice (views, no gather) where the action order is the collection's
-        runs = [index_run(at) for at in (self._qpos_at, self._qvel_at)]
-        self._state_views = (None if None in runs else  # live views of the state where its addresses run on
-                             (self._qpos[runs[0]], self._qvel[runs[1]]))
+        self._snap_cols = (0, self._cols)  # the driven joints' collection columns, in action order
+        # the state after the step (what the observation sees), in action order: (array, addresses)
+        self._state = ((data.qpos, self.backend.joints.qpos_adr[cols]), (data.qvel, self.backend.joints.dof_adr[cols]))
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -516,8 +512,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             )
         info = dict(info)
         if self._lazy:  # the raw rows copied once; info["actuator"] computed on first access
-            snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state_views or
-                                   (self._qpos[self._qpos_at], self._qvel[self._qvel_at]))
+            snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state)
             self.episode_stats.defer(snap)
             info["actuator"] = LazyTelemetry(snap.values)
         else:  # rotor groups, engine servos, native motor telemetry: the values read from the engine now

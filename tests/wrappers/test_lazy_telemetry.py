@@ -230,3 +230,33 @@ def test_deferred_statistics_follow_a_frame_skip_change_within_the_episode():
         assert record[stat] == pytest.approx(value, rel=1e-12, abs=1e-15), stat
     assert 0.0 < want["saturated_fraction"] < 1.0
     env.close()
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_step_snapshots_equal_the_eager_telemetry_for_any_env_and_columns(held):
+    """``StepTelemetry.snapshot`` (planned once, then one concatenation and one take per step) gives
+    ``finish``'s values for env 1 of 2 and permuted columns, step after step (explicit substep rows
+    of several envs are gathered per step; held rows are the native path)."""
+    from actuator_gym.substep import StepTelemetry
+
+    rng = np.random.default_rng(0)
+    tel = StepTelemetry(np.zeros((2, 3)), 4, 0.01)
+    cols, state = (1, np.array([2, 0])), rng.normal(size=5)
+    extra = ((state, np.array([4, 1])),)
+    for step in range(3):
+        computed, applied, qd = (rng.normal(size=(2, 3)) for _ in range(3))
+        applied[1, 0] = computed[1, 0]  # one joint unsaturated, one saturated
+        state[:] = rng.normal(size=5)  # the caller's live array changes in place
+        tel.begin()
+        if held:
+            tel.record_held(applied, qd, 4)
+        else:
+            for k in range(4):
+                tel.record(k, applied * (k + 1), qd)
+        values = tel.snapshot(computed, applied, cols, ("state",), extra).values()
+        want = tel.finish(computed, applied, cols)
+        want["state"] = state[[4, 1]]
+        assert list(values) == list(want)
+        for k in want:
+            np.testing.assert_array_equal(values[k], want[k], err_msg=f"step {step}: {k}")
+        assert values["saturated"].tolist() == [True, False]
