@@ -17,7 +17,8 @@ __all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts"]
 
 
 class StepSnapshot:
-    """The raw numbers of one env's control step, copied once (:meth:`~actuator_gym.substep.StepTelemetry.snapshot`):
+    """The raw numbers of one env's control step, copied once
+    (:meth:`~actuator_gym.substep.StepTelemetry.snapshot`):
     one fresh float64 array ``[computed (J), applied (J), qd (J) | substep power rows (s * J),
     extra keys (J each)]`` that nothing writes afterwards, so every value derived from it is the
     value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
@@ -82,8 +83,8 @@ class LazyTelemetry(dict):
     ``len``, ``in``, ``dict(...)``, ``==``, ``repr``, pickling or copying. Until then a step costs
     only the copy. The values are those of the step that produced the mapping whenever they are
     read (later steps write other snapshots), with the keys, shapes and dtypes of
-    :data:`~actuator_gym.substep.TELEMETRY`. Writing into it is a ``TypeError``; ``dict(info["actuator"])`` is a plain,
-    writable copy. ``LazyTelemetry(values=...)`` wraps values already computed (the eager paths:
+    :data:`~actuator_gym.substep.TELEMETRY`. Writing into it is a ``TypeError``;
+    ``dict(info["actuator"])`` is a plain, writable copy. ``LazyTelemetry(values=...)`` wraps values already computed (the eager paths:
     rotor groups, engine servos, motor telemetry)."""
 
     __slots__ = ("_build",)
@@ -96,8 +97,9 @@ class LazyTelemetry(dict):
     def _ready(self) -> None:
         build = self._build
         if build is not None:
+            values = build()  # (an error propagates and leaves the mapping to be computed again)
             self._build = None
-            dict.update(self, build())
+            dict.update(self, values)
 
     def __getitem__(self, key):
         if self._build is not None:
