@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .lazy_telemetry import StepSnapshot, stacked_efforts
+
 __all__ = ["EpisodeStats", "EPISODE_STATS", "EPISODE_INFO_KEY", "ALL_JOINTS", "LOG_PREFIX", "log_values",
            "episode_record", "with_episode_scalars"]
 
@@ -60,6 +62,8 @@ EPISODE_STATS: dict[str, str] = {
 # the telemetry keys each kind of group reads: (effort, saturation, energy)
 _JOINT, _ROTOR = ("applied_effort", "saturated", "energy"), ("applied_thrust", None, "rotor_energy")
 _F64 = np.dtype(np.float64)
+_DEFERRED_STEPS = 256
+"""Snapshots a single env's statistics hold before reducing them (:meth:`EpisodeStats.defer`)."""
 
 
 def _columns(ids: Any) -> slice | np.ndarray:
@@ -68,6 +72,17 @@ def _columns(ids: Any) -> slice | np.ndarray:
     if ids.size and np.array_equal(ids, np.arange(ids[0], ids[0] + ids.size)):
         return slice(int(ids[0]), int(ids[0]) + ids.size)
     return ids
+
+
+def _accumulate(rows: tuple, effort: np.ndarray, saturated: np.ndarray, energy: np.ndarray) -> None:
+    """A single env's step into its 1-D accumulator rows ``(energy, |effort| sum, |effort| max,
+    saturated count)``, in place."""
+    acc_energy, abs_sum, peak, n_sat = rows
+    a = np.abs(effort) if effort.dtype is _F64 else np.abs(effort, dtype=np.float64)  # thrusts: float32
+    np.add(acc_energy, energy, out=acc_energy)
+    np.add(abs_sum, a, out=abs_sum)
+    np.maximum(peak, a, out=peak)
+    np.add(n_sat, saturated, out=n_sat)
 
 
 class EpisodeStats:
@@ -113,6 +128,11 @@ class EpisodeStats:
         self._single = ([(keys, (w,), rows1) for keys, w, _, rows1 in self._rows] if self.num_envs == 1 else None)
         self.steps = np.zeros(self.num_envs, dtype=np.int64)
         """Control steps accumulated since each env's reset."""
+        self._pending: list[StepSnapshot] = []  # deferred single-env steps (:meth:`defer`)
+        # the telemetry width a deferred snapshot must have: a single env with joint groups only
+        single = self._single
+        self._deferrable = (single[0][1][0] if single is not None and len(single) == 1 and single[0][0] == _JOINT
+                            else -1)
 
     @classmethod
     def of(cls, num_envs: int, joints: Any = None, rotors: Any = None, joint_columns: Any = None) -> "EpisodeStats":
@@ -144,6 +164,8 @@ class EpisodeStats:
     def reset(self, env_ids: Any = None) -> None:
         """Start a new episode for ``env_ids`` (None: every env): their statistics restart from zero."""
         ids = slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)
+        if self._pending:  # deferred steps of the single env: its episode restarts, they are dropped
+            self._pending = []
         for _, _, acc in self._acc.values():
             acc[:, ids] = 0.0
         self.steps[ids] = 0
@@ -151,7 +173,8 @@ class EpisodeStats:
     def update(self, telemetry: Mapping[str, np.ndarray], stepped: np.ndarray | None = None) -> None:
         """Add one control step's telemetry (``(num_envs, columns)`` arrays, or ``(columns,)`` for a
         single env) for the envs in ``stepped`` ((num_envs,) bool; None: every env)."""
-        add, maximum = np.add, np.maximum
+        if self._pending:
+            self._flush()
         single = self._single
         if stepped is None and single is not None:  # one env, every step (the wrapper): no masks
             for keys, shape, _ in single:
@@ -159,14 +182,12 @@ class EpisodeStats:
                     break  # (1, columns) rows, or more columns than the groups read: the general path
             else:
                 self.steps[0] += 1
-                for (eff, sat, en), _, (energy, abs_sum, peak, n_sat) in single:
+                for (eff, sat, en), _, rows1 in single:
                     effort = telemetry[eff]
-                    a = np.abs(effort) if effort.dtype is _F64 else np.abs(effort, dtype=np.float64)  # thrusts: float32
-                    add(energy, telemetry[en], out=energy)
-                    add(abs_sum, a, out=abs_sum)
-                    maximum(peak, a, out=peak)
-                    add(n_sat, telemetry[sat] if sat else telemetry["computed_thrust"] != effort, out=n_sat)
+                    _accumulate(rows1, effort, telemetry[sat] if sat else telemetry["computed_thrust"] != effort,
+                                telemetry[en])
                 return
+        add, maximum = np.add, np.maximum
         where = True if stepped is None else np.asarray(stepped, dtype=bool)[:, None]
         self.steps += 1 if stepped is None else stepped
         for (eff, sat, en), w, rows, rows1 in self._rows:
@@ -179,7 +200,44 @@ class EpisodeStats:
             maximum(peak, a, out=peak, where=where)
             add(n_sat, saturated, out=n_sat, where=where)
 
+    def defer(self, snapshot: StepSnapshot) -> None:
+        """One control step of a single env's joint groups as its raw
+        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (the wrapper's hot path, where
+        ``info["actuator"]`` is computed on first access only): kept, and reduced with the others
+        kept in one vectorized pass (:func:`~actuator_gym.lazy_telemetry.stacked_efforts`) when
+        256 are pending or anything reads the statistics (a reset drops them). The record is
+        what :meth:`update` with each step's telemetry gives (sums in another order: equal to
+        round-off)."""
+        if snapshot.J != self._deferrable:
+            self.update(dict(zip(_JOINT, snapshot.efforts())))
+            return
+        self.steps[0] += 1
+        pending = self._pending
+        pending.append(snapshot)
+        if len(pending) >= _DEFERRED_STEPS:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Reduce the deferred snapshots (runs of one layout at a time) into the accumulators."""
+        pending, rows = self._pending, self._single[0][2]
+        self._pending = []
+        while pending:
+            layout = pending[0].layout
+            n = len(pending)
+            if any(x.layout != layout for x in pending):  # (rare: frame_skip changed within the batch)
+                n = next(i for i, x in enumerate(pending) if x.layout != layout)
+            run, pending = pending[:n], pending[n:]
+            applied, saturated, energy = stacked_efforts(run)
+            a = np.abs(applied)
+            acc_energy, abs_sum, peak, n_sat = rows
+            acc_energy += np.add.reduce(energy, axis=0)
+            abs_sum += np.add.reduce(a, axis=0)
+            np.maximum(peak, np.maximum.reduce(a, axis=0), out=peak)
+            n_sat += np.add.reduce(saturated, axis=0)
+
     def _values(self, ids: Any) -> dict[str, dict[str, np.ndarray]]:
+        if self._pending:
+            self._flush()
         steps = np.maximum(self.steps[ids], 1)
         out = {}
         for g, kind, cols in self._groups:

@@ -40,8 +40,10 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 import torch
 
-__all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "SubstepEngine", "TELEMETRY",
-           "graph_capturable"]
+from .lazy_telemetry import LazyTelemetry, StepSnapshot
+
+__all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "StepSnapshot",
+           "LazyTelemetry", "SubstepEngine", "TELEMETRY", "graph_capturable"]
 
 TELEMETRY: dict[str, str] = {
     "computed_effort": "drive output before the clamps [N·m or N], last substep",
@@ -180,6 +182,7 @@ class StepTelemetry:
         self._row = [self.rows[k] for k in range(shape[0])]
         self.substeps = 0
         self.held: tuple[Any, Any] | None = None
+        self._snap: tuple | None = None  # the snapshot plan: its inputs (compared by identity), rows, index, J
 
     def begin(self) -> None:
         self.substeps = 0
@@ -235,6 +238,53 @@ class StepTelemetry:
         energy = np.add.reduce(np.abs(r, out=r), axis=0)
         energy *= self.physics_dt
         return power, mean, energy
+
+    def snapshot(self, computed: np.ndarray, applied: np.ndarray, cols: tuple[int, Any],
+                 extra_keys: tuple[str, ...] = (), extra: Sequence[tuple[np.ndarray, Any]] = ()) -> StepSnapshot:
+        """One env's step on numpy, ``cols = (env, joint_ids)`` (ids: an index array or a slice), as
+        a :class:`StepSnapshot`: the raw rows (commanded and applied efforts; the held velocity or
+        the substeps' power rows) and each ``extra`` ``(array, indices)`` (the consumer's state after
+        the step, e.g. ``(data.qpos, qpos addresses)``), gathered into one fresh array, nothing
+        reduced yet. The rows and the gather index are planned once for the same arrays, ``cols``
+        and ``extra`` objects and substep count (then a step is one concatenation and one take)."""
+        s = self.substeps
+        held = self.held[1] if s and self.held else None
+        p = self._snap
+        if (p is None or p[0] is not cols or p[1] is not extra or p[2] is not computed or p[3] is not applied
+                or p[4] is not held or p[5] != s):
+            p = self._snap = (cols, extra, computed, applied, held, s,
+                              *self._snapshot_plan(computed, applied, cols, extra, s, held))
+        rows = p[6]
+        if rows is None:  # a row is not a view of a fixed buffer (several envs' substep rows): gathered now
+            rows = self._snapshot_rows(computed, applied, cols[0], s, held) + [vec for vec, _ in extra]
+        return StepSnapshot(np.concatenate(rows).take(p[7]), p[8], s, self.physics_dt, held is not None, extra_keys)
+
+    def _snapshot_rows(self, computed: np.ndarray, applied: np.ndarray, env: int, s: int, held: Any) -> list:
+        rows = [computed[env], applied[env]]
+        if held is not None:
+            rows.append(held[env])
+        elif s:
+            rows.append(self.rows[:s, env].reshape(-1))  # (a view for one env, a copy for several)
+        return rows
+
+    def _snapshot_plan(self, computed, applied, cols, extra, s: int, held: Any) -> tuple:
+        """``(rows or None, index, J)``: the rows to concatenate (None: not all fixed views) and the
+        take index that picks the joints ``cols[1]`` of each and the ``extra`` indices."""
+        env, ids = cols
+        width = computed.shape[-1]
+        ids = np.arange(width)[ids]
+        rows = self._snapshot_rows(computed, applied, env, s, held)
+        k = 3 if held is not None else 2 + s  # rows of collection width
+        index = [r * width + ids for r in range(k)]
+        off = k * width
+        for vec, at in extra:
+            index.append(off + np.arange(len(vec))[at])
+            off += len(vec)
+        # every row is a view of a buffer that stays (the efforts, the held velocity, the caller's
+        # arrays), except several envs' substep rows, which reshape copies: those are gathered per step
+        fixed = held is not None or not s or np.shares_memory(rows[2], self.rows)
+        rows += [vec for vec, _ in extra]
+        return rows if fixed else None, np.concatenate(index), len(ids)
 
     def finish(self, computed: Any, applied: Any, cols: Any = None) -> dict[str, np.ndarray]:
         """The effort keys of :data:`TELEMETRY` as fresh host arrays for the substeps recorded since
@@ -457,6 +507,14 @@ class SubstepEngine:
     def substeps_run(self) -> int:
         """Substeps recorded since :meth:`begin` (the wrapper checks its env called the hook each time)."""
         return self._substeps
+
+    def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...] = (),
+                 extra: Sequence[np.ndarray] = ()) -> StepSnapshot:
+        """The control step just run, one env's joints ``cols = (env, joint_ids)``, as a
+        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (numpy joint groups; the raw rows copied
+        once, the :data:`TELEMETRY` values derived from it on demand: the same numbers as
+        :meth:`telemetry`); ``extra`` arrays appended under ``extra_keys``."""
+        return self.telemetry_rows.snapshot(self._computed, self._applied, cols, extra_keys, extra)
 
     def telemetry(self, cols: Any = None) -> dict[str, np.ndarray]:
         """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays, one

@@ -42,6 +42,7 @@ from ..collection import ActuatorCollection
 from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
 from ..episode_stats import EPISODE_INFO_KEY, EpisodeStats
 from ..groups import ActuatorGroups, split_groups
+from ..lazy_telemetry import LazyTelemetry
 from ..substep import SubstepEngine
 from .engine_servo import EngineServos
 from .native_execution import WrapperNative
@@ -56,6 +57,7 @@ DEFAULT_POSITION_SCALE = 0.5
 DEFAULT_VELOCITY_SCALE = 5.0
 """[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
 _F64 = np.dtype(np.float64)
+_JOINT_STATE = ("joint_pos", "joint_vel")
 
 
 def _refuse_stacking(env: gym.Env) -> None:
@@ -119,7 +121,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             See docs/native.md; :attr:`execution` / :attr:`group_execution` say what runs.
 
     The action vector covers the driven joints (candidates claimed by a group) in candidate order;
-    :attr:`joint_names` lists them, and every telemetry array follows that order. With rotor groups
+    :attr:`joint_names` lists them, and every telemetry array follows that order (``info["actuator"]``
+    of a step: a read-only :class:`~actuator_gym.lazy_telemetry.LazyTelemetry`, computed from the
+    step's raw numbers on first access; docs/wrapper.md, "Telemetry"). With rotor groups
     (``ThrusterCfg``; joint options then do not apply) it covers :attr:`rotor_names`, one thrust
     command in ``[-1, 1]`` each, and :attr:`collection` is None (:attr:`groups` holds both kinds).
     :attr:`action_scale` / :attr:`action_offset` (and ``info["action_scale"]`` /
@@ -263,6 +267,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._native.install(self.engine)
         else:
             self._sim.set_substep_hook(self._substep)
+        # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now
+        self._lazy = not self._servos and not (self._native and self._native.has_motor_telemetry)
+        self._snap_cols = (0, self._cols)  # the driven joints' collection columns, in action order
+        # the state after the step (what the observation sees), in action order: (array, addresses)
+        self._state = ((data.qpos, self.backend.joints.qpos_adr[cols]), (data.qvel, self.backend.joints.dof_adr[cols]))
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -297,6 +306,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _finish_setup(self) -> None:
         model = self._model
+        self._lazy = False
         self._inner_zero = np.zeros(model.nu)
         self._pass_action = self.action_space.shape[0] == model.nu
         self._action_shape = (self._nact,)
@@ -501,8 +511,14 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 "Gymnasium version? actuator-gym needs gymnasium>=1.0,<2)"
             )
         info = dict(info)
-        info["actuator"] = tel = self._telemetry()
-        self.episode_stats.update(tel)
+        if self._lazy:  # the raw rows copied once; info["actuator"] computed on first access
+            snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state)
+            self.episode_stats.defer(snap)
+            info["actuator"] = LazyTelemetry(snap.values)
+        else:  # rotor groups, engine servos, native motor telemetry: the values read from the engine now
+            tel = self._telemetry()
+            self.episode_stats.update(tel)
+            info["actuator"] = LazyTelemetry(values=tel)
         if terminated or truncated:
             info[EPISODE_INFO_KEY] = self.episode_stats.env_record(0)
         return obs, reward, terminated, truncated, info

@@ -1,0 +1,195 @@
+"""``info["actuator"]`` computed on first access: :class:`StepSnapshot` (one control step's raw
+numbers, copied once) and :class:`LazyTelemetry` (the read-only ``dict`` that derives the
+:data:`~actuator_gym.substep.TELEMETRY` values from it when first read).
+
+Why: a wrapped Gymnasium env pays per control step for every telemetry array it hands out, read or
+not (docs/wrapper.md, "Telemetry"); with these it pays for one copy of the raw rows, and the
+episode statistics read what they need from the snapshot (:meth:`StepSnapshot.efforts`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts"]
+
+
+class StepSnapshot:
+    """The raw numbers of one env's control step, copied once
+    (:meth:`~actuator_gym.substep.StepTelemetry.snapshot`):
+    one fresh float64 array ``[computed (J), applied (J), qd (J) | substep power rows (s * J),
+    extra keys (J each)]`` that nothing writes afterwards, so every value derived from it is the
+    value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
+    need, :meth:`values` the whole :data:`~actuator_gym.substep.TELEMETRY` dict (``info["actuator"]``)."""
+
+    __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "layout", "_efforts")
+
+    def __init__(self, buf: np.ndarray, J: int, substeps: int, physics_dt: float, held: bool, extra: Sequence[str]):
+        self.buf, self.J, self.substeps, self.physics_dt, self.held, self.extra = buf, J, substeps, physics_dt, held, extra
+        self.layout = (J, substeps, held, physics_dt, len(buf))
+        """``(J, substeps, held, physics_dt, width)``: snapshots of one layout stack into one
+        array (:func:`stacked_efforts`)."""
+        self._efforts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(applied_effort, saturated, energy)`` of the step (computed once)."""
+        if self._efforts is None:
+            b, J, s = self.buf, self.J, self.substeps
+            c, a = b[:J], b[J:2 * J]
+            if not s:
+                energy = np.zeros(J)
+            elif self.held:  # one power row held over the control step (native execution)
+                energy = a * b[2 * J:3 * J]
+                np.abs(energy, out=energy)
+                energy *= s * self.physics_dt
+            else:
+                energy = np.add.reduce(np.abs(b[2 * J:(2 + s) * J]).reshape(s, J), axis=0)
+                energy *= self.physics_dt
+            self._efforts = (a, c != a, energy)
+        return self._efforts
+
+    def values(self) -> dict[str, np.ndarray]:
+        """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
+        as :meth:`~actuator_gym.substep.StepTelemetry.finish` computes them (the same operations)."""
+        b, J, s = self.buf, self.J, self.substeps
+        applied, saturated, energy = self.efforts()
+        if not s:
+            power, mean = np.zeros(J), np.zeros(J)
+        elif self.held:
+            power = applied * b[2 * J:3 * J]
+            mean = power.copy()
+        else:
+            rows = b[2 * J:(2 + s) * J].reshape(s, J)
+            power = rows[s - 1]
+            mean = np.add.reduce(rows, axis=0)
+            mean *= 1.0 / s
+        # fresh arrays (not views of the snapshot, which the deferred episode statistics still read)
+        out = {"computed_effort": b[:J].copy(), "applied_effort": applied.copy(), "saturated": saturated,
+               "power": power.copy() if not self.held else power, "mean_power": mean, "energy": energy.copy()}
+        off = (3 if self.held else 2 + s) * J
+        for k, key in enumerate(self.extra):
+            out[key] = b[off + k * J:off + (k + 1) * J].copy()
+        return out
+
+
+class LazyTelemetry(dict):
+    """``info["actuator"]`` of one control step, computed on first access.
+
+    A read-only ``dict`` (so Gymnasium's vector envs merge it as they merge a dict:
+    ``isinstance(value, dict)``) whose values are derived from a :class:`StepSnapshot` (the step's
+    raw numbers, copied when the step ran) the first time anything reads it: a key, iteration,
+    ``len``, ``in``, ``dict(...)``, ``==``, ``repr``, pickling or copying. Until then a step costs
+    only the copy. The values are those of the step that produced the mapping whenever they are
+    read (later steps write other snapshots), with the keys, shapes and dtypes of
+    :data:`~actuator_gym.substep.TELEMETRY`. Writing into it is a ``TypeError``;
+    ``dict(info["actuator"])`` is a plain, writable copy. ``LazyTelemetry(values=...)`` wraps values already computed (the eager paths:
+    rotor groups, engine servos, motor telemetry)."""
+
+    __slots__ = ("_build",)
+
+    def __init__(self, build: Callable[[], dict[str, Any]] | None = None, *, values: dict[str, Any] | None = None):
+        if values is not None:
+            dict.update(self, values)
+        self._build = build
+
+    def _ready(self) -> None:
+        build = self._build
+        if build is not None:
+            values = build()  # (an error propagates and leaves the mapping to be computed again)
+            self._build = None
+            dict.update(self, values)
+
+    def __getitem__(self, key):
+        if self._build is not None:
+            self._ready()
+        return dict.__getitem__(self, key)
+
+    def __iter__(self):
+        self._ready()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._ready()
+        return dict.__len__(self)
+
+    def __contains__(self, key) -> bool:
+        self._ready()
+        return dict.__contains__(self, key)
+
+    def __eq__(self, other):
+        self._ready()
+        if isinstance(other, LazyTelemetry):
+            other._ready()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None  # as dict
+
+    def __repr__(self) -> str:
+        self._ready()
+        return f"LazyTelemetry({dict.__repr__(self)})"
+
+    def __reduce__(self):  # pickle / copy: the computed values (a materialized LazyTelemetry)
+        self._ready()
+        return _materialized, (dict(dict.items(self)),)
+
+    def keys(self):
+        self._ready()
+        return dict.keys(self)
+
+    def values(self):
+        self._ready()
+        return dict.values(self)
+
+    def items(self):
+        self._ready()
+        return dict.items(self)
+
+    def get(self, key, default=None):
+        self._ready()
+        return dict.get(self, key, default)
+
+    def copy(self) -> dict[str, Any]:
+        """A plain ``dict`` of the values (shallow, as ``dict.copy``)."""
+        self._ready()
+        return dict(dict.items(self))
+
+    def __or__(self, other):
+        return self.copy() | other
+
+    def __ror__(self, other):
+        return dict(other) | self.copy()
+
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("info['actuator'] is read-only (a LazyTelemetry: the step's telemetry); "
+                        "copy it first: dict(info['actuator'])")
+
+    __setitem__ = __delitem__ = __ior__ = update = pop = popitem = setdefault = clear = _read_only
+
+
+def _materialized(values: dict[str, Any]) -> LazyTelemetry:
+    return LazyTelemetry(values=values)
+
+
+def stacked_efforts(snapshots: Sequence[StepSnapshot]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(applied_effort, saturated, energy)``, each ``(len(snapshots), J)``, of snapshots of one
+    layout (:attr:`StepSnapshot.layout`): :meth:`StepSnapshot.efforts` of each, computed for all of
+    them in one pass (the episode statistics' deferred accumulation)."""
+    J, s, held, dt, width = snapshots[0].layout
+    b = np.concatenate([x.buf for x in snapshots]).reshape(len(snapshots), width)  # (faster than np.stack)
+    c, a = b[:, :J], b[:, J:2 * J]
+    if not s:
+        energy = np.zeros(a.shape)
+    elif held:
+        energy = a * b[:, 2 * J:3 * J]
+        np.abs(energy, out=energy)
+        energy *= s * dt
+    else:
+        energy = np.add.reduce(np.abs(b[:, 2 * J:(2 + s) * J]).reshape(len(b), s, J), axis=1)
+        energy *= dt
+    return a, c != a, energy
