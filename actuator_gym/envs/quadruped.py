@@ -52,8 +52,8 @@ before the termination penalty (off by default). Termination: the trunk touches 
 corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
 below ``min_base_height`` or tilts more than ``max_tilt``.
 
-Episodes: 20 s. ``random_episode_start=True`` (for training) starts the envs' first episodes at
-random points of the time limit so that they do not all time out together.
+Episodes: 20 s. ``random_episode_start=True`` (a field of every task config; for training) starts the
+envs' first episodes at random points of the time limit so that they do not all time out together.
 
 Default actuators (:func:`go1_dc_motor_cfg`): a DC motor with a linear torque-speed curve plus a
 0..2 substep command delay re-drawn per episode. The numbers are chosen for a Go1-class joint module
@@ -261,11 +261,6 @@ class QuadrupedCfg(TaskCfg):
     contact_height: float = 0.025
     """[m]: a foot is in contact when its centre is lower than this above the floor (foot radius
     0.02 m + 5 mm)."""
-    random_episode_start: bool = False
-    """At a full reset (construction, ``reset()`` without a mask) start every env's episode clock at
-    a random step in ``[0, max_episode_steps)`` (drawn from its own stream), so the first episodes
-    end at different steps and the envs never all time out together; later episodes run the whole
-    limit. For training (legged_gym's ``init_at_random_ep_len``); leave False for evaluation."""
     min_base_height: float = 0.15
     """[m]: terminate below."""
     max_tilt: float = 1.0
@@ -313,17 +308,12 @@ class QuadrupedCfg(TaskCfg):
         for label, r in zip(("vx [m/s]", "vy [m/s]", "yaw rate [rad/s]"), ranges):
             check_interval(r, f"command_ranges {label}", name)
         check_bool(self.random_yaw, "random_yaw", name)
-        check_bool(self.random_episode_start, "random_episode_start", name)
 
 
 class QuadrupedTask(BatchedTask):
     """Batched quadruped velocity tracking (see the module docstring)."""
 
     cfg_cls = QuadrupedCfg
-
-    def __init__(self, num_envs: int = 1, **kwargs: Any):
-        super().__init__(num_envs, **kwargs)
-        self._start_episode_clocks(np.arange(self.num_envs))
 
     def setup(self) -> None:
         n = self.num_envs
@@ -352,19 +342,6 @@ class QuadrupedTask(BatchedTask):
         self._joint_range = np.asarray(self.backend.joints.range, dtype=np.float64).reshape(-1, 2)  # (J, 2) [rad]
         steps = round(self.cfg.command_resample_s / self.dt)
         self._resample_steps = int(steps) if steps > 0 else 0
-
-    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None):
-        obs, info = super().reset(seed=seed, options=options)
-        if options is None or options.get("reset_mask") is None:
-            self._start_episode_clocks(np.arange(self.num_envs))
-        return obs, info
-
-    def _start_episode_clocks(self, ids: np.ndarray) -> None:
-        """``random_episode_start``: the envs' episode clocks at random steps in [0, limit) (own streams)."""
-        if not self.cfg.random_episode_start or not np.isfinite(self.max_episode_steps):
-            return
-        u = self.streams.for_envs(ids).uniform(0.0, 1.0, size=len(ids))
-        self.episode_step[ids] = np.minimum((u * self.max_episode_steps).astype(np.int64), int(self.max_episode_steps) - 1)
 
     def sample_reset(self, env_ids, rng):
         k = len(env_ids)

@@ -52,7 +52,7 @@ each joint's reachable targets (joint range, or +-the actuator's limit; :mod:`ac
 (recorders, per-substep tests).
 
 Episodes last ``round(cfg.episode_length_s / dt)`` control steps, or ``max_episode_steps`` if smaller
-(``truncated``). Autoreset follows ``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step
+(``truncated``; ``cfg.random_episode_start``: the first episodes at random clocks). Autoreset follows ``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step
 after an episode ends resets that env, its action is ignored, reward 0), ``SAME_STEP`` (ended envs
 reset in the same step; ``info["final_obs"]`` (object array) / ``info["final_info"]`` hold their last
 obs and info; chosen by the task itself when skrl's wrapper resets it) or ``DISABLED`` (call
@@ -117,12 +117,12 @@ from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
 from ..substep import SubstepEngine, TorchJointState
 from .task_actions import action_info, task_actions
-from .task_info import masked_info, vector_info
+from .task_info import masked_info, vector_info, with_finals
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
-from .task_conventions import LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit, list_vector_env_base
+from .task_conventions import (LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit,
+                               list_vector_env_base, random_episode_clocks)
 from .task_execution import group_execution, refuse_native_only, TaskNative, task_execution
-from .task_info import with_finals
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -263,7 +263,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         """Envs drawn by ``render()`` (one frame each)."""
 
         self.setup()
-        self._reset_envs(np.arange(n))
+        self._reset_envs(np.arange(n), full=True)
         obs = self._observe_checked()
         self.single_observation_space = self.observation_space_single(obs.shape[1])
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
@@ -371,7 +371,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         adopt_caller_conventions(self)  # skrl: SAME_STEP; torchrl: flat info
         if seed is not None:
             self._reseed(seed)
-        self._reset_envs(ids)
+        self._reset_envs(ids, full=mask is None)
         reset_mask = np.zeros(self.num_envs, bool)
         reset_mask[ids] = True
         obs = self._observe_checked()
@@ -544,7 +544,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         engine.capture_physics = True  # the backend replays its physics substep from a Warp graph
         return engine
 
-    def _reset_envs(self, ids: np.ndarray) -> None:
+    def _reset_envs(self, ids: np.ndarray, full: bool = False) -> None:  # full: every env, no reset_mask
         ids = np.asarray(ids, dtype=np.int64)
         if ids.size == 0:
             return
@@ -566,7 +566,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if self.collection is not None:
             self._reset_targets(ids)
         self.actions[ids] = 0.0
-        self.episode_step[ids] = 0
+        start = full and self.cfg.random_episode_start  # the clocks drawn after the state, from the same streams
+        self.episode_step[ids] = random_episode_clocks(self.streams, ids, self.max_episode_steps) if start else 0
         self.episode_stats.reset(ids)
         for v in self.telemetry.values():
             v[ids] = 0

@@ -92,6 +92,12 @@ class TaskCfg:
     """[substeps]: physics substeps per control step (control period = ``physics_dt * decimation``)."""
     episode_length_s: float = 10.0
     """[s]: episode length; an episode is truncated after ``round(episode_length_s / dt)`` control steps."""
+    random_episode_start: bool = False
+    """At a full reset (construction, ``reset()`` without a mask) start every env's episode clock at
+    a random step in ``[0, max_episode_steps)`` (drawn from its own stream), so the first episodes
+    end at different steps and the envs never all time out together; later episodes run the whole
+    limit. For training (legged_gym's ``init_at_random_ep_len``, but inside the env so that the
+    truncation moves too); leave False for evaluation (it shortens the first episodes)."""
     actuators: dict[str, Any] = field(default_factory=dict)
     """``{group name: actuator config}`` over the model's 1-DOF joints (see ``ActuatorCollection``)."""
     action_mode: str = "position"
@@ -150,6 +156,7 @@ class TaskCfg:
         check_real(self.physics_dt, "physics_dt [s]", name, low=0.0, low_open=True)
         check_int(self.decimation, "decimation [substeps]", name, low=1, high=MAX_DECIMATION)
         check_real(self.episode_length_s, "episode_length_s [s]", name, low=0.0, low_open=True)
+        check_bool(self.random_episode_start, "random_episode_start", name)
         if not isinstance(self.action_mode, str) or self.action_mode not in _ACTION_MODES:
             raise ValueError(f"{name}: action_mode must be one of {_ACTION_MODES}, got {self.action_mode!r}")
         if not isinstance(self.actuators, Mapping) or not self.actuators:

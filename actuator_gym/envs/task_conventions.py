@@ -45,7 +45,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import is_int
 
-__all__ = ["episode_limit", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions",
+__all__ = ["episode_limit", "random_episode_clocks", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions",
            "SubEnvCalls", "built_for_torchrl_workers"]
 
 MAX_EPISODE_STEPS = 2**62
@@ -80,6 +80,15 @@ def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, ow
             f"episode_length_s), got {max_episode_steps!r}"
         )
     return min(limit, int(max_episode_steps))
+
+
+def random_episode_clocks(streams: Any, ids: Any, limit: int) -> Any:
+    """``TaskCfg.random_episode_start``: episode clocks [control steps] for the envs ``ids``, uniform
+    in ``[0, limit)``, one draw from each env's own stream (``streams``, the task's ``EnvStreams``)."""
+    import numpy as np
+
+    u = streams.for_envs(ids).uniform(0.0, 1.0, size=len(ids))
+    return np.minimum((u * limit).astype(np.int64), int(limit) - 1)
 
 
 class LimitedSpec:

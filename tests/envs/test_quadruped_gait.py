@@ -221,6 +221,24 @@ def test_random_episode_starts_honour_the_time_limit():
         assert later[0] == first[i] + 1 + limit  # then full episodes (NEXT_STEP: one reset step between)
     plain = QuadrupedTask(random_episode_start=False, **kw)
     assert plain.episode_step.max() == 0
+    task.reset(options={"reset_mask": np.arange(12) < 6})  # a partial reset: whole episodes from 0
+    assert task.episode_step[:6].max() == 0
+
+
+def test_random_episode_start_is_a_field_of_every_task():
+    """The pendulum's envs start their first episodes at clocks from their own streams: env i of a batch
+    seeded s equals a single env seeded s + i."""
+    batch = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=6, random_episode_start=True)
+    batch.reset(seed=11)
+    clocks = batch.unwrapped.episode_step.copy()
+    limit = batch.unwrapped.max_episode_steps
+    assert clocks.min() >= 0 and clocks.max() < limit and len(set(clocks.tolist())) > 3
+    for i in (0, 4):
+        one = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=1, random_episode_start=True)
+        one.reset(seed=11 + i)
+        assert one.unwrapped.episode_step[0] == clocks[i]
+    with pytest.raises(TypeError, match="random_episode_start"):
+        gym.make_vec("actuator_gym/Pendulum-v0", num_envs=1, random_episode_start="yes")
 
 
 def test_bad_options_name_the_field():
