@@ -45,7 +45,7 @@ height off its standing value,
 action rate, the actuators' mechanical power ``sum |applied_effort * joint_vel|`` (actuator
 telemetry, averaged over the substeps), squared torques, joint accelerations and excursions beyond
 90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
-(``t_air - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of the contact
+(``min(t_air, 0.5 s) - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of the contact
 points of feet on the floor for the whole step), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
 default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
 before the termination penalty (off by default). Termination: the trunk touches the floor (its lowest
@@ -287,7 +287,7 @@ class QuadrupedCfg(TaskCfg):
         check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
         check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
         check_bool(rc.only_positive_rewards, "reward_cfg.only_positive_rewards", name)
-        for key in ("air_time_target", "clearance_target", "moving_command", "base_height_target"):
+        for key in ("air_time_target", "air_time_max", "clearance_target", "moving_command", "base_height_target"):
             check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0)
         g = self.geometry
         for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",

@@ -88,6 +88,16 @@ def test_foot_slip_reads_whole_step_stance_and_contact_point_speed():
     np.testing.assert_allclose(t["foot_slip"], [cfg.foot_slip * 0.01 * DT, 0.0])
 
 
+def test_air_time_counts_at_most_air_time_max():
+    """A foot held up for 2 s earns what a 0.5 s swing earns (0.2 s over the 0.3 s target)."""
+    cfg = QuadrupedRewardCfg()
+    _, t = quadruped_reward(cfg, DT, _inputs(touchdown_air_time=np.array([[2.0, 0.0, 0.2, 0.0], [0.4, 0.0, 0.0, 0.0]])))
+    np.testing.assert_allclose(t["feet_air_time"], [cfg.feet_air_time * (0.2 - 0.1) * DT, 0.0])
+    _, t = quadruped_reward(QuadrupedRewardCfg(air_time_max=np.inf), DT,
+                            _inputs(touchdown_air_time=np.array([[2.0, 0.0, 0.2, 0.0], [0.4, 0.0, 0.0, 0.0]])))
+    np.testing.assert_allclose(t["feet_air_time"], [cfg.feet_air_time * (1.7 - 0.1) * DT, 0.0])
+
+
 def test_base_height_term_by_hand():
     cfg = QuadrupedRewardCfg(base_height=-30.0, base_height_target=0.3)
     _, t = quadruped_reward(cfg, DT, _inputs())
