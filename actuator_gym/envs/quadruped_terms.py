@@ -133,10 +133,9 @@ class QuadrupedRewardCfg:
     """Weight of ``sum_j |q_j - q_j,default|`` [rad] while the commanded planar speed is below ``moving_command``."""
     moving_command: float = 0.1
     """[m/s]: planar command speed above which the air-time term counts and below which ``stand_still`` does."""
-    termination: float = -10.0
-    """Added once (not scaled by dt) when an episode terminates (-10: about 7 s of the best living
-    reward; at -2 falling under hard commands cost little more than a poor step, and the policy fell
-    in 9 of 64 evaluation episodes on the default ranges, benchmarks/README.md)."""
+    termination: float = -2.0
+    """Added once (not scaled by dt) when an episode terminates (-10 halved the falls but the policy
+    learned to sit on its hind legs under some commands: benchmarks/README.md, "Quadruped walk")."""
     only_positive_rewards: bool = False
     """Clip the step reward's sum of terms (all but ``termination``) at 0 before adding the
     termination term (legged_gym's ``only_positive_rewards``). Off by default: with these weights
