@@ -45,8 +45,8 @@ height off its standing value,
 action rate, the actuators' mechanical power ``sum |applied_effort * joint_vel|`` (actuator
 telemetry, averaged over the substeps), squared torques, joint accelerations and excursions beyond
 90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
-(``min(t_air, 0.5 s) - 0.3 s`` per landing foot while the command moves), foot slip (planar speed of the contact
-points of feet on the floor for the whole step), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
+(``t_air - 0.3 s`` per landing foot while the command moves; ``air_time_max`` caps ``t_air``, off by
+default), foot slip (planar speed of feet in contact), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
 default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
 before the termination penalty (off by default). Termination: the trunk touches the floor (its lowest
 corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
@@ -281,14 +281,14 @@ class QuadrupedCfg(TaskCfg):
         super().validate()
         name = type(self).__name__
         check_nested_cfg(self.geometry, QuadrupedGeometry, name, "geometry")
-        check_nested_cfg(self.reward_cfg, QuadrupedRewardCfg, name, "reward_cfg")
+        check_nested_cfg(self.reward_cfg, QuadrupedRewardCfg, name, "reward_cfg", may_be_inf=("air_time_max",))
         check_nested_cfg(self.obs_scales, QuadrupedObsScales, name, "obs_scales")
         rc = self.reward_cfg
         check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
         check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
         check_bool(rc.only_positive_rewards, "reward_cfg.only_positive_rewards", name)
         for key in ("air_time_target", "air_time_max", "clearance_target", "moving_command", "base_height_target"):
-            check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0)
+            check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0, allow_inf=key == "air_time_max")
         g = self.geometry
         for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",
                     "foot_radius", "init_height"):
@@ -407,8 +407,7 @@ class QuadrupedTask(BatchedTask):
             power=self.telemetry["energy"].sum(axis=1) / self.dt,  # mean over the substeps [W]
             effort=self.telemetry["applied_effort"], joint_pos=self.backend.joint_pos(), joint_vel=jv,
             last_joint_vel=self._last_joint_vel, default_joint_pos=self.default_joint_pos, joint_range=self._joint_range,
-            foot_height=f.height, foot_speed=f.speed, contact=f.contact, stance=f.stance, slip_speed=f.slip_speed,
-            touchdown_air_time=f.touchdown_air_time,
+            foot_height=f.height, foot_speed=f.speed, contact=f.contact, touchdown_air_time=f.touchdown_air_time,
             first_contact=f.first_contact, terminated=self._terminated,
         )
         rew, self.reward_terms = quadruped_reward(cfg.reward_cfg, self.dt, inputs)

@@ -194,8 +194,9 @@ def check_real_fields(obj: Any, owner: str, spec: Mapping[str, dict[str, Any]]) 
         object.__setattr__(obj, key, check_real(getattr(obj, key), key, owner, **kw))
 
 
-def check_nested_cfg(value: Any, cls: type, owner: str, name: str) -> None:
-    """A nested config dataclass (geometry, reward weights): of ``cls``, every number field finite."""
+def check_nested_cfg(value: Any, cls: type, owner: str, name: str, may_be_inf: Sequence[str] = ()) -> None:
+    """A nested config dataclass (geometry, reward weights): of ``cls``, every number field finite
+    (those named in ``may_be_inf`` may also be +inf)."""
     if not isinstance(value, cls):
         raise TypeError(f"{owner}: {name} must be a {cls.__name__}, got {type(value).__name__} {value!r}")
     for f in dataclasses.fields(value):
@@ -206,7 +207,7 @@ def check_nested_cfg(value: Any, cls: type, owner: str, name: str) -> None:
                 raise ValueError(f"{owner}: {name}.{f.name} must be finite, got {v!r}")
             object.__setattr__(value, f.name, type(v)(arr.tolist()))
         elif not isinstance(v, bool):
-            object.__setattr__(value, f.name, check_real(v, f"{name}.{f.name}", owner))
+            object.__setattr__(value, f.name, check_real(v, f"{name}.{f.name}", owner, allow_inf=f.name in may_be_inf))
 
 
 def resolve_cfg(cfg_cls: type, cfg: Any, overrides: Mapping[str, Any]) -> Any:
