@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
 import torch
 
 from .. import configs
