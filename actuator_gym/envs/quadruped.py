@@ -287,7 +287,8 @@ class QuadrupedCfg(TaskCfg):
         check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
         check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)
         check_bool(rc.only_positive_rewards, "reward_cfg.only_positive_rewards", name)
-        for key in ("air_time_target", "air_time_max", "clearance_target", "moving_command", "base_height_target"):
+        for key in ("air_time_target", "air_time_max", "clearance_target", "moving_command", "base_height_target",
+                    "air_time_variance_clip"):
             check_real(getattr(rc, key), f"reward_cfg.{key}", name, low=0.0, allow_inf=key == "air_time_max")
         g = self.geometry
         for key in ("trunk_mass", "hip_mass", "thigh_mass", "calf_mass", "foot_mass", "thigh_length", "calf_length",
@@ -408,6 +409,8 @@ class QuadrupedTask(BatchedTask):
             effort=self.telemetry["applied_effort"], joint_pos=self.backend.joint_pos(), joint_vel=jv,
             last_joint_vel=self._last_joint_vel, default_joint_pos=self.default_joint_pos, joint_range=self._joint_range,
             foot_height=f.height, foot_speed=f.speed, contact=f.contact, touchdown_air_time=f.touchdown_air_time,
+            air_time=f.air_time, contact_time=f.contact_time, last_air_time=f.last_air_time,
+            last_contact_time=f.last_contact_time,
             first_contact=f.first_contact, terminated=self._terminated,
         )
         rew, self.reward_terms = quadruped_reward(cfg.reward_cfg, self.dt, inputs)

@@ -30,6 +30,8 @@ def _inputs(**changes):
         contact=np.array([[True, True, False, False], [True] * 4]),
         first_contact=np.array([[True, False, True, False], [True, False, False, False]]),
         touchdown_air_time=np.array([[0.5, 0.0, 0.2, 0.0], [0.4, 0.0, 0.0, 0.0]]),
+        air_time=np.zeros((2, 4)), contact_time=np.zeros((2, 4)), last_air_time=np.zeros((2, 4)),
+        last_contact_time=np.zeros((2, 4)),
         terminated=np.array([False, True]),
     )
     base.update(changes)
@@ -74,6 +76,25 @@ def test_only_positive_rewards_clips_the_living_reward_not_the_termination():
     np.testing.assert_allclose(rew, [0.0, QuadrupedRewardCfg().termination])  # clipped to 0, then the fall's -2
     rew, _ = quadruped_reward(QuadrupedRewardCfg(only_positive_rewards=False), DT, jerky)
     np.testing.assert_allclose(rew, living + t["termination"])
+
+
+def test_air_time_variance_by_hand():
+    """Feet FL, FR in contact (their last swings 0.2, 0.4 s; stances so far 0.1, 0.3 s), RL, RR in the air
+    (swings so far 0.2, 0.6 -> clipped 0.5 s; last stances 0.3, 0.2 s): var(0.2, 0.4, 0.2, 0.5) +
+    var(0.1, 0.3, 0.3, 0.2) = 0.016875 + 0.006875 s²."""
+    cfg = QuadrupedRewardCfg(air_time_variance=-1.0)
+    inp = _inputs(air_time=np.array([[0.0, 0.0, 0.2, 0.6], [0.0] * 4]),
+                  contact_time=np.array([[0.1, 0.3, 0.0, 0.0], [0.5] * 4]),
+                  last_air_time=np.array([[0.2, 0.4, 9.0, 9.0], [0.3] * 4]),
+                  last_contact_time=np.array([[9.0, 9.0, 0.3, 0.2], [0.0] * 4]))
+    _, t = quadruped_reward(cfg, DT, inp)
+    np.testing.assert_allclose(t["air_time_variance"], [-1.0 * 0.02375 * DT, 0.0], atol=1e-15)
+    ft = FootTracker(num_envs=1, num_feet=1, contact_height=0.025)
+    ft.reset([0], np.array([[[0.0, 0.0, 0.02]]]))
+    for h in (0.02, 0.02, 0.05, 0.05, 0.02):  # two steps in contact, lift for two, land
+        ft.update(np.array([[[0.0, 0.0, h]]]), DT)
+    assert ft.last_contact_time[0, 0] == pytest.approx(2 * DT) and ft.last_air_time[0, 0] == pytest.approx(2 * DT)
+    assert ft.contact_time[0, 0] == pytest.approx(DT) and ft.air_time[0, 0] == 0.0
 
 
 def test_air_time_counts_at_most_air_time_max():
