@@ -27,6 +27,7 @@ import gymnasium as gym
 from actuator_gym.adapters import rsl_rl
 from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, QuadrupedRewardCfg, go1_dc_motor_cfg
 from actuator_gym.tools.gait import GaitRecorder, format_gait
+from actuator_gym.tools.train_rsl_rl import usable_cpus
 
 TASK = "actuator_gym/Quadruped-v0"
 TASK_KWARGS = dict(random_episode_start=True)  # the rest: the task's defaults (docs/tasks.md)
@@ -98,7 +99,7 @@ def main():
                                                            else float(v) for k, v in kv.items()})
     if args.init_std is not None:
         TRAIN_CFG["actor"]["distribution_cfg"]["init_std"] = args.init_std
-    torch.set_num_threads(args.threads or len(os.sched_getaffinity(0)))
+    torch.set_num_threads(args.threads or usable_cpus())
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
 

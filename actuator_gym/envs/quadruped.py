@@ -40,14 +40,14 @@ calf's rotation, so rolling is not counted as slip); ``info["foot_contact"]``
 
 Reward (per policy step, weights per second times ``dt_policy``;
 :class:`~actuator_gym.envs.quadruped_terms.QuadrupedRewardCfg`): exp-kernel tracking of the
-commanded planar velocity and yaw rate; penalties on vertical velocity, roll/pitch rates, tilt, trunk
-height off its standing value,
-action rate, the actuators' mechanical power ``sum |applied_effort * joint_vel|`` (actuator
-telemetry, averaged over the substeps), squared torques, joint accelerations and excursions beyond
-90 % of the joint ranges; the gait terms of legged_gym / Isaac Lab: feet air time on touchdown
-(``t_air - 0.3 s`` per landing foot while the command moves; ``air_time_max`` caps ``t_air``, off by
-default), foot slip (planar speed of feet in contact), foot clearance (moving feet below 8 cm), and a stand-still term (joint deviation from the
-default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
+commanded planar velocity and yaw rate; penalties on vertical velocity, roll/pitch rates, tilt,
+trunk height off its standing value (off by default), action rate, the actuators' mechanical power
+``sum |applied_effort * joint_vel|`` (actuator telemetry, averaged over the substeps), squared
+torques, joint accelerations and excursions beyond 90 % of the joint ranges; the gait terms of
+legged_gym / Isaac Lab: feet air time on touchdown (``t_air - 0.3 s`` per landing foot while the
+command moves; ``air_time_max`` caps ``t_air``, off by default), the feet's air-time variance (off
+by default), foot slip (planar speed of feet in contact), foot clearance (moving feet below 8 cm),
+and a stand-still term (joint deviation from the default pose under a standing command); ``reward_cfg.only_positive_rewards`` clips the sum at 0
 before the termination penalty (off by default). Termination: the trunk touches the floor (its lowest
 corner, computed from its pose, is within ``trunk_contact_margin`` of the floor), the base drops
 below ``min_base_height`` or tilts more than ``max_tilt``.

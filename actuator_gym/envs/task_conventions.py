@@ -85,8 +85,6 @@ def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, ow
 def random_episode_clocks(streams: Any, ids: Any, limit: int) -> Any:
     """``TaskCfg.random_episode_start``: episode clocks [control steps] for the envs ``ids``, uniform
     in ``[0, limit)``, one draw from each env's own stream (``streams``, the task's ``EnvStreams``)."""
-    import numpy as np
-
     u = streams.for_envs(ids).uniform(0.0, 1.0, size=len(ids))
     return np.minimum((u * limit).astype(np.int64), int(limit) - 1)
 
