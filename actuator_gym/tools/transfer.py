@@ -157,10 +157,11 @@ def evaluate_policy(policy: Callable[[np.ndarray], np.ndarray], task: str, actua
     """``{metric: (episodes,)}`` (:data:`METRICS`) of ``policy`` on ``episodes`` envs of the batched
     ``task``, reset together with ``seed`` (env ``i``: seed + i), each env's first episode; ``sensor``:
     :class:`~actuator_gym.wrappers.sensor.ObservationSensor` arguments for what the policy sees (the
-    tracking error is the true state's)."""
+    tracking error is the true state's). Every evaluation starts whole episodes: a ``random_episode_start``
+    of ``task_kwargs`` (a training option) is turned off here."""
     from .training import make_vec_env
 
-    vec = make_vec_env(task, episodes, actuators, **dict(task_kwargs))
+    vec = make_vec_env(task, episodes, actuators, **{**dict(task_kwargs), "random_episode_start": False})
     env = vec.unwrapped
     if sensor is not None:
         from ..wrappers.sensor import ObservationSensor

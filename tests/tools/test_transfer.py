@@ -122,6 +122,9 @@ def test_evaluation_matches_single_env_rollouts():
     assert all(np.array_equal(idle[k], m[k]) for k in transfer.METRICS)
     laggy = transfer.evaluate_policy(policy, task, acts, kwargs, 3, 11, sensor={"columns": [2, 4], "min_delay": 3, "max_delay": 3})
     assert not np.array_equal(laggy["return"], m["return"])
+    # a training-time random episode start does not reach the evaluation: whole first episodes
+    whole = transfer.evaluate_policy(policy, task, acts, {**kwargs, "random_episode_start": True}, 3, 11)
+    assert all(np.array_equal(whole[k], m[k]) for k in transfer.METRICS)
 
 
 def test_quadruped_tracking_error_is_the_body_frame_vx_error():
