@@ -255,7 +255,7 @@ def train_ray(
     from tqdm import tqdm
 
     from .distributed import block_seed
-    from .training import SavedPolicy, evaluate, make_env, save_policy, write_learning_curve
+    from .training import SavedPolicy, evaluate, make_env, save_policy, torch_threads, write_learning_curve
 
     s = check_settings(settings)
     block_seed(seed, s["env_runners"] - 1, s["envs_per_runner"])  # every world seed in range, before Ray starts
@@ -265,82 +265,82 @@ def train_ray(
     eval_env = make_env(task, actuators, **task_kwargs)
     obs_space, act_space = eval_env.observation_space, eval_env.action_space
     act_dim = int(np.prod(act_space.shape))
-    torch.set_num_threads(1)
-    started, cpus = _ray_init(s)
-    algo = None
-    try:
-        config, sizing = _ppo_config(task, actuators, task_kwargs, seed, s, cpus)
-        per_iter = sizing["env_steps_per_iteration"]
-        iterations = s["iterations"] or max(1, math.ceil(s["total_timesteps"] / per_iter))
-        t0 = time.perf_counter()
-        algo = config.build_algo()
-        build_s = time.perf_counter() - t0
-        runners = sorted(algo.env_runner_group.foreach_env_runner(_runner_report, local_env_runner=False),
-                         key=lambda r: r["index"])
+    with torch_threads(1):
+        started, cpus = _ray_init(s)
+        algo = None
+        try:
+            config, sizing = _ppo_config(task, actuators, task_kwargs, seed, s, cpus)
+            per_iter = sizing["env_steps_per_iteration"]
+            iterations = s["iterations"] or max(1, math.ceil(s["total_timesteps"] / per_iter))
+            t0 = time.perf_counter()
+            algo = config.build_algo()
+            build_s = time.perf_counter() - t0
+            runners = sorted(algo.env_runner_group.foreach_env_runner(_runner_report, local_env_runner=False),
+                             key=lambda r: r["index"])
 
-        def actor_state() -> dict[str, torch.Tensor]:  # the learners' current actor (the authoritative weights)
-            weights = algo.learner_group.get_weights(module_ids=[DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
-            return rllib_actor_state(weights, s["net_arch"], act_dim)
+            def actor_state() -> dict[str, torch.Tensor]:  # the learners' current actor (the authoritative weights)
+                weights = algo.learner_group.get_weights(module_ids=[DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID]
+                return rllib_actor_state(weights, s["net_arch"], act_dim)
 
-        def policy_of(state) -> SavedPolicy:
-            meta = {"obs_dim": int(np.prod(obs_space.shape)), "act_dim": act_dim, "net_arch": s["net_arch"],
-                    "activation": s["activation"], "action_low": act_space.low.tolist(), "action_high": act_space.high.tolist()}
-            return SavedPolicy(meta, state)
+            def policy_of(state) -> SavedPolicy:
+                meta = {"obs_dim": int(np.prod(obs_space.shape)), "act_dim": act_dim, "net_arch": s["net_arch"],
+                        "activation": s["activation"], "action_low": act_space.low.tolist(), "action_high": act_space.high.tolist()}
+                return SavedPolicy(meta, state)
 
-        eval_seed = seed + 1000
-        curve = [(0, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed))]
-        rows: list[dict[str, Any]] = []
-        steps, next_eval, train_s = 0, s["eval_every"], 0.0
-        bar = tqdm(total=iterations * per_iter, desc=f"RLlib PPO {task}", unit="step", leave=False,
-                   disable=not (progress and sys.stderr.isatty()))
-        for it in range(iterations):
-            t = time.perf_counter()
-            result = algo.train()
-            dt = time.perf_counter() - t
-            train_s += dt
-            new_steps = int(result["num_env_steps_sampled_lifetime"])
-            sampled = new_steps - steps
-            steps = new_steps
-            er = result.get("env_runners", {})
-            row = {"iteration": it + 1, "timesteps": steps, "episode_return_mean": er.get("episode_return_mean", float("nan")),
-                   "samples_per_s": sampled / dt, "iteration_s": dt}
-            row.update({k: float(v) for k, v in er.items() if k.startswith("Episode_Actuator/")})
-            rows.append(row)
-            bar.update(sampled)
-            if steps >= next_eval or it == iterations - 1:
-                while next_eval <= steps:
-                    next_eval += s["eval_every"]
-                curve.append((steps, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed)))
-                bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
-        bar.close()
-        wall = time.perf_counter() - t0
-        ends = {r["index"]: r for r in algo.env_runner_group.foreach_env_runner(_runner_report, local_env_runner=False)}
-        for r in runners:  # what each runner stepped: env steps, and the time its batched env took for them
-            r["env_steps"], r["env_step_s"] = ends[r["index"]]["env_steps"], ends[r["index"]]["env_step_s"]
-            r["env_step_samples_per_s"] = r["env_steps"] / r["env_step_s"] if r["env_step_s"] > 0 else float("nan")
-        save_policy(out, task, obs_space, act_space, s["net_arch"], s["activation"], actor_state())
-    finally:
-        if algo is not None:
-            algo.stop()
-        if started:
-            ray.shutdown()
-        eval_env.close()
-    write_learning_curve(out, curve, f"PPO (Ray RLlib, {s['env_runners']} env runners) on {task}")
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(out / "progress.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys, restval="")
-        w.writeheader()
-        w.writerows(rows)
-    samples_per_s = steps / train_s
-    summary = {
-        "engine": "ray", "task": task, "seed": int(seed), "timesteps": int(steps), "wall_s": wall,
-        "final_eval_return": float(curve[-1][1]), "iterations": iterations, "build_s": build_s,
-        "env_runners": runners, "envs_per_runner": s["envs_per_runner"], "learners": s["learners"],
-        "samples_per_s": samples_per_s, "samples_per_s_per_runner": samples_per_s / s["env_runners"],
-        "train_s": train_s, "cluster_cpus": cpus, "address": s["address"], "driver_pid": os.getpid(),
-        "driver_host": socket.gethostname(), "ray_version": ray.__version__, **sizing,
-        "actuator_metrics": {k: v for k, v in rows[-1].items() if k.startswith("Episode_Actuator/")},
-        "settings": s,
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
-    return {**summary, "curve": curve, "out_dir": str(out)}
+            eval_seed = seed + 1000
+            curve = [(0, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed))]
+            rows: list[dict[str, Any]] = []
+            steps, next_eval, train_s = 0, s["eval_every"], 0.0
+            bar = tqdm(total=iterations * per_iter, desc=f"RLlib PPO {task}", unit="step", leave=False,
+                       disable=not (progress and sys.stderr.isatty()))
+            for it in range(iterations):
+                t = time.perf_counter()
+                result = algo.train()
+                dt = time.perf_counter() - t
+                train_s += dt
+                new_steps = int(result["num_env_steps_sampled_lifetime"])
+                sampled = new_steps - steps
+                steps = new_steps
+                er = result.get("env_runners", {})
+                row = {"iteration": it + 1, "timesteps": steps, "episode_return_mean": er.get("episode_return_mean", float("nan")),
+                       "samples_per_s": sampled / dt, "iteration_s": dt}
+                row.update({k: float(v) for k, v in er.items() if k.startswith("Episode_Actuator/")})
+                rows.append(row)
+                bar.update(sampled)
+                if steps >= next_eval or it == iterations - 1:
+                    while next_eval <= steps:
+                        next_eval += s["eval_every"]
+                    curve.append((steps, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed)))
+                    bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
+            bar.close()
+            wall = time.perf_counter() - t0
+            ends = {r["index"]: r for r in algo.env_runner_group.foreach_env_runner(_runner_report, local_env_runner=False)}
+            for r in runners:  # what each runner stepped: env steps, and the time its batched env took for them
+                r["env_steps"], r["env_step_s"] = ends[r["index"]]["env_steps"], ends[r["index"]]["env_step_s"]
+                r["env_step_samples_per_s"] = r["env_steps"] / r["env_step_s"] if r["env_step_s"] > 0 else float("nan")
+            save_policy(out, task, obs_space, act_space, s["net_arch"], s["activation"], actor_state())
+        finally:
+            if algo is not None:
+                algo.stop()
+            if started:
+                ray.shutdown()
+            eval_env.close()
+        write_learning_curve(out, curve, f"PPO (Ray RLlib, {s['env_runners']} env runners) on {task}")
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        with open(out / "progress.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys, restval="")
+            w.writeheader()
+            w.writerows(rows)
+        samples_per_s = steps / train_s
+        summary = {
+            "engine": "ray", "task": task, "seed": int(seed), "timesteps": int(steps), "wall_s": wall,
+            "final_eval_return": float(curve[-1][1]), "iterations": iterations, "build_s": build_s,
+            "env_runners": runners, "envs_per_runner": s["envs_per_runner"], "learners": s["learners"],
+            "samples_per_s": samples_per_s, "samples_per_s_per_runner": samples_per_s / s["env_runners"],
+            "train_s": train_s, "cluster_cpus": cpus, "address": s["address"], "driver_pid": os.getpid(),
+            "driver_host": socket.gethostname(), "ray_version": ray.__version__, **sizing,
+            "actuator_metrics": {k: v for k, v in rows[-1].items() if k.startswith("Episode_Actuator/")},
+            "settings": s,
+        }
+        (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
+        return {**summary, "curve": curve, "out_dir": str(out)}

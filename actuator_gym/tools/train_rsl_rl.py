@@ -37,7 +37,8 @@ from typing import Any, Mapping
 import torch
 
 from .. import configs
-from .training import LOG_DIR, SavedPolicy, evaluate, log_formats, make_env, make_vec_env, save_policy, write_learning_curve
+from .training import (LOG_DIR, SavedPolicy, evaluate, log_formats, make_env, make_vec_env, save_policy, torch_threads,
+                       write_learning_curve)
 
 __all__ = ["train_rsl_rl", "RSL_RL_MODEL_FILE", "runner_config", "saved_actor"]
 
@@ -121,73 +122,71 @@ def train_rsl_rl(
 
     # 1. seeding and threads (the updates run between the physics pool's steps: every CPU by default);
     #    the env has its own streams
-    threads_before = torch.get_num_threads()
-    torch.set_num_threads(s["torch_threads"] or usable_cpus())
-    torch.manual_seed(seed)
-    vec = make_vec_env(task, s["num_envs"], actuators, **task_kwargs)
-    env = rsl_rl(vec, seed=seed)
-    eval_env = make_env(task, actuators, **task_kwargs)
-    log_dir = out / LOG_DIR if "tensorboard" in log_formats() else None
-    with contextlib.redirect_stdout(io.StringIO()):  # the runner prints its models
-        runner = OnPolicyRunner(env, runner_config(s), log_dir=None if log_dir is None else str(log_dir), device="cpu")
-    runner.logger.git_status_repos = []  # else rsl_rl stores the git diff of whatever repository holds it
+    with torch_threads(s["torch_threads"] or usable_cpus()):
+        torch.manual_seed(seed)
+        vec = make_vec_env(task, s["num_envs"], actuators, **task_kwargs)
+        env = rsl_rl(vec, seed=seed)
+        eval_env = make_env(task, actuators, **task_kwargs)
+        log_dir = out / LOG_DIR if "tensorboard" in log_formats() else None
+        with contextlib.redirect_stdout(io.StringIO()):  # the runner prints its models
+            runner = OnPolicyRunner(env, runner_config(s), log_dir=None if log_dir is None else str(log_dir), device="cpu")
+        runner.logger.git_status_repos = []  # else rsl_rl stores the git diff of whatever repository holds it
 
-    # 2. the deterministic actor, as saved, is what is evaluated
-    def snapshot() -> SavedPolicy:
-        state, eps = saved_actor(runner.alg.get_policy())
-        return save_policy(out, task, eval_env.observation_space, eval_env.action_space, s["actor_hidden_dims"],
-                           s["activation"], state, eps)
+        # 2. the deterministic actor, as saved, is what is evaluated
+        def snapshot() -> SavedPolicy:
+            state, eps = saved_actor(runner.alg.get_policy())
+            return save_policy(out, task, eval_env.observation_space, eval_env.action_space, s["actor_hidden_dims"],
+                               s["activation"], state, eps)
 
-    per_iteration = s["num_envs"] * s["num_steps_per_env"]
-    iterations = math.ceil(s["total_timesteps"] / per_iteration)
-    curve: list[tuple[int, float]] = []
-    bar = tqdm(total=iterations * per_iteration, desc=f"rsl_rl PPO {task}", unit="step", leave=False,
-               mininterval=0.5, disable=not (progress and sys.stderr.isatty()))
-    next_eval, eval_s = s["eval_every"], 0.0
+        per_iteration = s["num_envs"] * s["num_steps_per_env"]
+        iterations = math.ceil(s["total_timesteps"] / per_iteration)
+        curve: list[tuple[int, float]] = []
+        bar = tqdm(total=iterations * per_iteration, desc=f"rsl_rl PPO {task}", unit="step", leave=False,
+                   mininterval=0.5, disable=not (progress and sys.stderr.isatty()))
+        next_eval, eval_s = s["eval_every"], 0.0
 
-    def evaluate_now(steps: int) -> None:
-        nonlocal eval_s
-        t = time.perf_counter()
-        curve.append((steps, evaluate(snapshot(), eval_env, s["eval_episodes"], seed + 1000)))
-        bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
-        eval_s += time.perf_counter() - t
+        def evaluate_now(steps: int) -> None:
+            nonlocal eval_s
+            t = time.perf_counter()
+            curve.append((steps, evaluate(snapshot(), eval_env, s["eval_episodes"], seed + 1000)))
+            bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
+            eval_s += time.perf_counter() - t
 
-    # 3. the runner calls its logger after every iteration's update: evaluate there, every eval_every steps
-    log_iteration = runner.logger.log
+        # 3. the runner calls its logger after every iteration's update: evaluate there, every eval_every steps
+        log_iteration = runner.logger.log
 
-    def log_and_evaluate(**kw) -> None:
-        nonlocal next_eval
-        log_iteration(**kw)
-        steps = (kw["it"] + 1) * per_iteration
-        bar.update(steps - bar.n)
-        if steps >= next_eval or kw["it"] + 1 == iterations:
-            while next_eval <= steps:
-                next_eval += s["eval_every"]
-            evaluate_now(steps)
+        def log_and_evaluate(**kw) -> None:
+            nonlocal next_eval
+            log_iteration(**kw)
+            steps = (kw["it"] + 1) * per_iteration
+            bar.update(steps - bar.n)
+            if steps >= next_eval or kw["it"] + 1 == iterations:
+                while next_eval <= steps:
+                    next_eval += s["eval_every"]
+                evaluate_now(steps)
 
-    runner.logger.log = log_and_evaluate
-    t0 = time.perf_counter()
-    evaluate_now(0)
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):  # rsl_rl's console log
-        runner.learn(num_learning_iterations=iterations)
-    wall = time.perf_counter() - t0
-    learn_s = wall - eval_s
-    bar.close()
+        runner.logger.log = log_and_evaluate
+        t0 = time.perf_counter()
+        evaluate_now(0)
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):  # rsl_rl's console log
+            runner.learn(num_learning_iterations=iterations)
+        wall = time.perf_counter() - t0
+        learn_s = wall - eval_s
+        bar.close()
 
-    # 4. the files (the safe policy was written by the last evaluation)
-    if log_dir is not None:
-        runner.logger.writer.close()  # rsl_rl leaves its TensorBoard writer open
-        for f in log_dir.glob("model_*.pt"):  # rsl_rl's own saves (first and last iteration): one resume file instead
-            f.unlink()
-        with contextlib.suppress(OSError):
-            (log_dir / "git").rmdir()  # the folder of the git diffs it was told not to store, when empty
-    runner.save(str(out / RSL_RL_MODEL_FILE))
-    write_learning_curve(out, curve, f"PPO (rsl_rl) on {task}")
-    env.close()
-    eval_env.close()
-    torch.set_num_threads(threads_before)
-    steps = iterations * per_iteration
-    report = {"log_dir": str(log_dir)} if log_dir is not None else {}
-    return {**report, "task": task, "timesteps": steps, "wall_s": wall, "curve": curve, "out_dir": str(out),
-            "iterations": iterations, "learn_s": learn_s, "steps_per_s": steps / learn_s if learn_s > 0 else float("nan"),
-            "resume_file": RSL_RL_MODEL_FILE, "settings": s}
+        # 4. the files (the safe policy was written by the last evaluation)
+        if log_dir is not None:
+            runner.logger.writer.close()  # rsl_rl leaves its TensorBoard writer open
+            for f in log_dir.glob("model_*.pt"):  # rsl_rl's own saves (first and last iteration): one resume file instead
+                f.unlink()
+            with contextlib.suppress(OSError):
+                (log_dir / "git").rmdir()  # the folder of the git diffs it was told not to store, when empty
+        runner.save(str(out / RSL_RL_MODEL_FILE))
+        write_learning_curve(out, curve, f"PPO (rsl_rl) on {task}")
+        env.close()
+        eval_env.close()
+        steps = iterations * per_iteration
+        report = {"log_dir": str(log_dir)} if log_dir is not None else {}
+        return {**report, "task": task, "timesteps": steps, "wall_s": wall, "curve": curve, "out_dir": str(out),
+                "iterations": iterations, "learn_s": learn_s, "steps_per_s": steps / learn_s if learn_s > 0 else float("nan"),
+                "resume_file": RSL_RL_MODEL_FILE, "settings": s}

@@ -20,12 +20,13 @@ an older actuator-gym stays so; this reader reads both.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import gymnasium as gym
 import numpy as np
@@ -64,6 +65,18 @@ def make_vec_env(task: str, num_envs: int, actuators: Mapping[str, Any] | None =
             kwargs["actuators"] = dict(actuators)
         return gym.make_vec(task, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
     return gym.vector.SyncVectorEnv([lambda: make_env(task, actuators, **kwargs) for _ in range(num_envs)])
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``n`` for the block; the caller's count is restored after it,
+    also when the block raises (every training engine runs inside one)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 LOG_DIR = "logs"
@@ -332,57 +345,57 @@ def train_ppo(
     out.mkdir(parents=True, exist_ok=True)
     task_kwargs = dict(task_kwargs or {})
     # small MLPs: one thread is fastest (more threads only spin against the physics on small CPUs)
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
-    vec = make_vec_env(task, num_envs, actuators, **task_kwargs)
-    venv = sb3(vec)
-    venv.seed(seed)
-    eval_env = make_env(task, actuators, **task_kwargs)
-    n_steps = max(1, min(n_steps, max(1, total_timesteps // num_envs)))
-    batch_size = min(batch_size, n_steps * num_envs)
-    model = PPO(
-        "MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, learning_rate=learning_rate, gamma=gamma,
-        seed=seed, policy_kwargs=dict(net_arch=list(net_arch), log_std_init=float(log_std_init)), device="cpu", verbose=0,
-    )
-    log_dir = out / LOG_DIR
-    model.set_logger(configure(str(log_dir), log_formats()))
-    curve: list[tuple[int, float]] = []
+    with torch_threads(1):
+        torch.manual_seed(seed)
+        vec = make_vec_env(task, num_envs, actuators, **task_kwargs)
+        venv = sb3(vec)
+        venv.seed(seed)
+        eval_env = make_env(task, actuators, **task_kwargs)
+        n_steps = max(1, min(n_steps, max(1, total_timesteps // num_envs)))
+        batch_size = min(batch_size, n_steps * num_envs)
+        model = PPO(
+            "MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, learning_rate=learning_rate, gamma=gamma,
+            seed=seed, policy_kwargs=dict(net_arch=list(net_arch), log_std_init=float(log_std_init)), device="cpu", verbose=0,
+        )
+        log_dir = out / LOG_DIR
+        model.set_logger(configure(str(log_dir), log_formats()))
+        curve: list[tuple[int, float]] = []
 
-    def act(obs):
-        a, _ = model.predict(obs, deterministic=True)
-        return a
+        def act(obs):
+            a, _ = model.predict(obs, deterministic=True)
+            return a
 
-    class Progress(BaseCallback):
-        def __init__(self):
-            super().__init__()
-            self.bar = tqdm(total=total_timesteps, desc=f"PPO {task}", unit="step", leave=False, mininterval=0.5,
-                            disable=not (progress and sys.stderr.isatty()))
-            self.next_eval = eval_every
+        class Progress(BaseCallback):
+            def __init__(self):
+                super().__init__()
+                self.bar = tqdm(total=total_timesteps, desc=f"PPO {task}", unit="step", leave=False, mininterval=0.5,
+                                disable=not (progress and sys.stderr.isatty()))
+                self.next_eval = eval_every
 
-        def _on_step(self) -> bool:
-            self.bar.update(min(self.num_timesteps, total_timesteps) - self.bar.n)
-            if self.num_timesteps >= self.next_eval:
-                self.next_eval += eval_every
-                curve.append((self.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000)))
-                self.bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
-            return True
+            def _on_step(self) -> bool:
+                self.bar.update(min(self.num_timesteps, total_timesteps) - self.bar.n)
+                if self.num_timesteps >= self.next_eval:
+                    self.next_eval += eval_every
+                    curve.append((self.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000)))
+                    self.bar.set_postfix(eval_return=f"{curve[-1][1]:.1f}")
+                return True
 
-        def _on_training_end(self) -> None:
-            self.bar.close()
+            def _on_training_end(self) -> None:
+                self.bar.close()
 
-    t0 = time.perf_counter()
-    curve.append((0, evaluate(act, eval_env, eval_episodes, seed + 1000)))
-    model.learn(total_timesteps=total_timesteps, callback=[Progress(), ActuatorStatsCallback()])
-    final = (model.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000))  # after the last update
-    if curve[-1][0] == final[0]:
-        curve[-1] = final
-    else:
-        curve.append(final)
-    wall = time.perf_counter() - t0
-    save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
-    model.save(out / SB3_MODEL_FILE)  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
-    write_learning_curve(out, curve, f"PPO (Stable-Baselines3) on {task}")
-    venv.close()
-    eval_env.close()
-    return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out),
-            "log_dir": str(log_dir), "resume_file": SB3_MODEL_FILE}
+        t0 = time.perf_counter()
+        curve.append((0, evaluate(act, eval_env, eval_episodes, seed + 1000)))
+        model.learn(total_timesteps=total_timesteps, callback=[Progress(), ActuatorStatsCallback()])
+        final = (model.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000))  # after the last update
+        if curve[-1][0] == final[0]:
+            curve[-1] = final
+        else:
+            curve.append(final)
+        wall = time.perf_counter() - t0
+        save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
+        model.save(out / SB3_MODEL_FILE)  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
+        write_learning_curve(out, curve, f"PPO (Stable-Baselines3) on {task}")
+        venv.close()
+        eval_env.close()
+        return {"task": task, "timesteps": int(model.num_timesteps), "wall_s": wall, "curve": curve, "out_dir": str(out),
+                "log_dir": str(log_dir), "resume_file": SB3_MODEL_FILE}

@@ -147,6 +147,25 @@ def test_torch_threads_hold_for_the_run_and_are_restored_after(tmp_path, monkeyp
     assert calls == [2, before, train_rsl_rl.usable_cpus(), before] and torch.get_num_threads() == before
 
 
+@pytest.mark.parametrize("engine, settings, during", [("rsl_rl", {"torch_threads": 2}, 2), ("sb3", {}, 1)])
+def test_a_failed_run_restores_the_callers_torch_threads(tmp_path, engine, settings, during):
+    """The engine's thread count holds only inside the run, also when the run fails in the middle
+    (here: the task refuses an unknown keyword when the engine builds its envs)."""
+    calls, real = [], torch.set_num_threads
+    before = torch.get_num_threads()
+    caller = 3 - during  # differs from the engine's count, so a missing restore shows
+    real(caller)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(torch, "set_num_threads", lambda n: (calls.append(n), real(n)))
+            with pytest.raises(TypeError, match="no_such_option"):
+                train_policy(engine, PENDULUM, tmp_path, task_kwargs={"no_such_option": 1}, seed=0,
+                             settings={"total_timesteps": 64, "num_envs": 2, **settings}, progress=False)
+        assert calls == [during, caller] and torch.get_num_threads() == caller
+    finally:
+        real(before)
+
+
 def test_the_evaluations_do_not_change_what_is_learned(tmp_path, rsl_run):
     """Evaluating (building the saved policy, running episodes) between iterations leaves torch's
     generator alone: evaluating after every iteration or only at the end learns the same weights."""
