@@ -13,7 +13,35 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts"]
+__all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts", "power_terms"]
+
+
+def power_terms(rows: np.ndarray, substeps: int, physics_dt: float, mean: bool = True):
+    """``(power, mean_power, energy)`` of a control step from its mechanical power rows [W], the one
+    reduction every telemetry path uses (:meth:`~actuator_gym.substep.StepTelemetry.reduce`,
+    :class:`StepSnapshot`, :func:`stacked_efforts`).
+
+    ``rows``: numpy ``(k, ...)``, ``k == substeps`` (one row per substep: the explicit path) or
+    ``k == 1`` (one row held over every substep: native execution reads the last substep's). Returns
+    ``(...)`` arrays: ``power`` = the last row (a view of ``rows``), ``mean_power`` = the mean over
+    the substeps [W] (``None`` unless ``mean``) and ``energy`` = ``sum_substeps |row| * physics_dt``
+    [J] (fresh). No substep (``substeps == 0``): zeros."""
+    k = len(rows)
+    if not substeps:
+        zero = np.zeros(rows.shape[1:])
+        return zero, (zero.copy() if mean else None), zero.copy()
+    power = rows[k - 1]
+    if k == 1:  # held over the control step
+        energy = np.abs(power)
+        energy *= substeps * physics_dt
+        return power, (power.copy() if mean else None), energy
+    m = None
+    if mean:
+        m = np.add.reduce(rows, axis=0)
+        m *= 1.0 / k
+    energy = np.add.reduce(np.abs(rows), axis=0)
+    energy *= physics_dt
+    return power, m, energy
 
 
 class StepSnapshot:
@@ -36,38 +64,28 @@ class StepSnapshot:
     def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(applied_effort, saturated, energy)`` of the step (computed once)."""
         if self._efforts is None:
-            b, J, s = self.buf, self.J, self.substeps
+            b, J = self.buf, self.J
             c, a = b[:J], b[J:2 * J]
-            if not s:
-                energy = np.zeros(J)
-            elif self.held:  # one power row held over the control step (native execution)
-                energy = a * b[2 * J:3 * J]
-                np.abs(energy, out=energy)
-                energy *= s * self.physics_dt
-            else:
-                energy = np.add.reduce(np.abs(b[2 * J:(2 + s) * J]).reshape(s, J), axis=0)
-                energy *= self.physics_dt
+            energy = power_terms(self._power_rows(), self.substeps, self.physics_dt, mean=False)[2]
             self._efforts = (a, c != a, energy)
         return self._efforts
+
+    def _power_rows(self) -> np.ndarray:
+        """``(k, J)``: the substeps' power rows, or the held row ``applied * qd`` (native execution)."""
+        b, J, s = self.buf, self.J, self.substeps
+        if self.held:
+            return (b[J:2 * J] * b[2 * J:3 * J])[None]
+        return b[2 * J:(2 + s) * J].reshape(s, J)
 
     def values(self) -> dict[str, np.ndarray]:
         """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
         as :meth:`~actuator_gym.substep.StepTelemetry.finish` computes them (the same operations)."""
         b, J, s = self.buf, self.J, self.substeps
         applied, saturated, energy = self.efforts()
-        if not s:
-            power, mean = np.zeros(J), np.zeros(J)
-        elif self.held:
-            power = applied * b[2 * J:3 * J]
-            mean = power.copy()
-        else:
-            rows = b[2 * J:(2 + s) * J].reshape(s, J)
-            power = rows[s - 1]
-            mean = np.add.reduce(rows, axis=0)
-            mean *= 1.0 / s
+        power, mean, _ = power_terms(self._power_rows(), s, self.physics_dt)
         # fresh arrays (not views of the snapshot, which the deferred episode statistics still read)
         out = {"computed_effort": b[:J].copy(), "applied_effort": applied.copy(), "saturated": saturated,
-               "power": power.copy() if not self.held else power, "mean_power": mean, "energy": energy.copy()}
+               "power": power.copy(), "mean_power": mean, "energy": energy.copy()}
         off = (3 if self.held else 2 + s) * J
         for k, key in enumerate(self.extra):
             out[key] = b[off + k * J:off + (k + 1) * J].copy()
@@ -183,13 +201,5 @@ def stacked_efforts(snapshots: Sequence[StepSnapshot]) -> tuple[np.ndarray, np.n
     J, s, held, dt, width = snapshots[0].layout
     b = np.concatenate([x.buf for x in snapshots]).reshape(len(snapshots), width)  # (faster than np.stack)
     c, a = b[:, :J], b[:, J:2 * J]
-    if not s:
-        energy = np.zeros(a.shape)
-    elif held:
-        energy = a * b[:, 2 * J:3 * J]
-        np.abs(energy, out=energy)
-        energy *= s * dt
-    else:
-        energy = np.add.reduce(np.abs(b[:, 2 * J:(2 + s) * J]).reshape(len(b), s, J), axis=1)
-        energy *= dt
-    return a, c != a, energy
+    rows = (a * b[:, 2 * J:3 * J])[None] if held else b[:, 2 * J:(2 + s) * J].reshape(len(b), s, J).transpose(1, 0, 2)
+    return a, c != a, power_terms(rows, s, dt, mean=False)[2]

@@ -40,7 +40,7 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 import numpy as np
 import torch
 
-from .lazy_telemetry import LazyTelemetry, StepSnapshot
+from .lazy_telemetry import LazyTelemetry, StepSnapshot, power_terms
 
 __all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "StepSnapshot",
            "LazyTelemetry", "SubstepEngine", "TELEMETRY", "graph_capturable"]
@@ -221,23 +221,16 @@ class StepTelemetry:
             else:
                 power = mean = energy = torch.zeros_like(self.rows[0])
             return tuple(_host(x, cols) for x in (power, mean, energy))
-        if not s:
-            zero = _host(np.zeros(rows.shape[1:]), cols)
-            return zero, zero.copy(), zero.copy()
-        if self.held:  # one row held over the control step (native execution)
+        # numpy: gather the selection first (one take), then reduce the small fresh array
+        if self.held and s:  # one row held over the control step (native execution)
             applied, qd = self.held
-            power = applied * qd if cols is None else applied[cols[0]][cols[1]] * qd[cols[0]][cols[1]]
-            energy = np.abs(power)
-            energy *= s * self.physics_dt
-            return power, power.copy(), energy
-        # numpy: gather the selection first (one take), then reduce the small fresh array in place
-        r = rows.copy() if cols is None else rows[:, cols[0]].take(cols[1], axis=1)
-        power = r[s - 1].copy()
-        mean = np.add.reduce(r, axis=0)
-        mean *= 1.0 / s
-        energy = np.add.reduce(np.abs(r, out=r), axis=0)
-        energy *= self.physics_dt
-        return power, mean, energy
+            r = (applied * qd if cols is None else applied[cols[0]][cols[1]] * qd[cols[0]][cols[1]])[None]
+        elif s:
+            r = rows.copy() if cols is None else rows[:, cols[0]].take(cols[1], axis=1)
+        else:
+            r = _host(np.zeros(rows.shape[1:]), cols)[None]
+        power, mean, energy = power_terms(r, s, self.physics_dt)
+        return power.copy(), mean, energy
 
     def snapshot(self, computed: np.ndarray, applied: np.ndarray, cols: tuple[int, Any],
                  extra_keys: tuple[str, ...] = (), extra: Sequence[tuple[np.ndarray, Any]] = ()) -> StepSnapshot:
