@@ -163,6 +163,19 @@ def graph_capturable(collection) -> tuple[bool, str]:
     return True, ""
 
 
+class _SnapshotPlan:
+    """What :meth:`StepTelemetry.snapshot` plans once for its inputs (the arrays and ``cols`` /
+    ``extra`` objects, compared by identity; the substep count by value): the ``rows`` to concatenate
+    (None: gathered at every step) and the ``index`` of the one ``take`` that picks the ``J`` joints
+    and the extra values out of them."""
+
+    __slots__ = ("cols", "extra", "computed", "applied", "held", "substeps", "rows", "index", "J")
+
+    def __init__(self, cols, extra, computed, applied, held, substeps: int, rows, index: np.ndarray, J: int):
+        self.cols, self.extra, self.computed, self.applied, self.held = cols, extra, computed, applied, held
+        self.substeps, self.rows, self.index, self.J = substeps, rows, index, J
+
+
 class StepTelemetry:
     """The accounting of one control step over ``(num_envs, num_joints)`` joints.
 
@@ -182,7 +195,7 @@ class StepTelemetry:
         self._row = [self.rows[k] for k in range(shape[0])]
         self.substeps = 0
         self.held: tuple[Any, Any] | None = None
-        self._snap: tuple | None = None  # the snapshot plan: its inputs (compared by identity), rows, index, J
+        self._snap: _SnapshotPlan | None = None
 
     def begin(self) -> None:
         self.substeps = 0
@@ -243,14 +256,14 @@ class StepTelemetry:
         s = self.substeps
         held = self.held[1] if s and self.held else None
         p = self._snap
-        if (p is None or p[0] is not cols or p[1] is not extra or p[2] is not computed or p[3] is not applied
-                or p[4] is not held or p[5] != s):
-            p = self._snap = (cols, extra, computed, applied, held, s,
-                              *self._snapshot_plan(computed, applied, cols, extra, s, held))
-        rows = p[6]
+        if (p is None or p.cols is not cols or p.extra is not extra or p.computed is not computed
+                or p.applied is not applied or p.held is not held or p.substeps != s):
+            p = self._snap = _SnapshotPlan(cols, extra, computed, applied, held, s,
+                                           *self._snapshot_plan(computed, applied, cols, extra, s, held))
+        rows = p.rows
         if rows is None:  # a row is not a view of a fixed buffer (several envs' substep rows): gathered now
             rows = self._snapshot_rows(computed, applied, cols[0], s, held) + [vec for vec, _ in extra]
-        return StepSnapshot(np.concatenate(rows).take(p[7]), p[8], s, self.physics_dt, held is not None, extra_keys)
+        return StepSnapshot(np.concatenate(rows).take(p.index), p.J, s, self.physics_dt, held is not None, extra_keys)
 
     def _snapshot_rows(self, computed: np.ndarray, applied: np.ndarray, env: int, s: int, held: Any) -> list:
         rows = [computed[env], applied[env]]
