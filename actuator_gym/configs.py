@@ -199,7 +199,7 @@ rate from 1e-3 at a KL of 0.01, ELU [256, 128, 64] actor and critic, observation
 1024 envs). The algorithm keys are rsl_rl's ``PPO`` arguments; ``obs_normalization`` applies to
 actor and critic. ``torch_threads``: torch's intra-op threads for the run (0: every CPU the process
 may use; the physics pool runs between the updates, so they do not compete: on 2 cores the PPO
-update takes ~0.68 s per iteration on 2 threads against ~1.20 s on 1, benchmarks/README.md)."""
+update takes ~0.68 s per iteration on 2 threads against ~1.20 s on 1, benchmarks/training.md)."""
 
 TRAIN_SETTINGS = {"sb3": TRAIN_KEYS, "rsl_rl": RSL_RL_TRAIN_KEYS}
 """``{engine: {setting: default}}``: the training engines an experiment's ``engine:`` names and the

@@ -34,7 +34,7 @@ TASK_KWARGS = dict(random_episode_start=True)  # the rest: the task's defaults (
 MLP = {"class_name": "rsl_rl.models.MLPModel", "hidden_dims": [256, 128, 64], "activation": "elu",
        "obs_normalization": True}
 # init_std 0.5 rad of target noise (1 rad per action unit): 0.25 (legged_gym's std 1 x 0.25 rad) did not leave
-# standing within 3.4M steps, 1.0 made the penalties dominate (measured: benchmarks/README.md, "Quadruped walk")
+# standing within 3.4M steps, 1.0 made the penalties dominate (measured: benchmarks/training.md, "Quadruped walk")
 TRAIN_CFG = {  # rsl-rl-lib 5.5 layout
     "num_steps_per_env": 24,
     "save_interval": 10_000,

@@ -123,7 +123,7 @@ class QuadrupedRewardCfg:
     """[s]: a swing counts at most this long (mjlab's clamp; inf: no cap, the default). With a 0.5 s
     cap the bundled recipe tracked worse (|vx err| 0.26 against 0.11 on the default ranges, one run
     each) and some policies stood on three legs; without it, a stronger slip weight (-0.2) taught a
-    two-legged gait (benchmarks/README.md, "Quadruped walk")."""
+    two-legged gait (benchmarks/training.md, "Quadruped walk")."""
     foot_slip: float = -0.05
     """Weight of ``sum_f |v_f,xy|`` over the feet in contact [m/s] (planar speed of a foot centre in
     contact; the gait figures measure slip at the contact point instead: ``FootTracker.slip_speed``)."""
@@ -131,7 +131,7 @@ class QuadrupedRewardCfg:
     """Weight of the variance over the feet of their air times plus that of their contact times,
     each clipped at ``air_time_variance_clip`` [s²] (Isaac Lab's Spot term): a foot held up, or
     never lifted, while the others step costs. Off by default: at -1 with ``termination`` -10 the
-    bundled recipe tracked worse and fell as often (benchmarks/README.md, "Quadruped walk")."""
+    bundled recipe tracked worse and fell as often (benchmarks/training.md, "Quadruped walk")."""
     air_time_variance_clip: float = 0.5
     """[s]: air and contact times count up to this long in ``air_time_variance``."""
     foot_clearance: float = -0.25
@@ -144,7 +144,7 @@ class QuadrupedRewardCfg:
     """[m/s]: planar command speed above which the air-time term counts and below which ``stand_still`` does."""
     termination: float = -2.0
     """Added once (not scaled by dt) when an episode terminates (-10 halved the falls but the policy
-    learned to sit on its hind legs under some commands: benchmarks/README.md, "Quadruped walk")."""
+    learned to sit on its hind legs under some commands: benchmarks/training.md, "Quadruped walk")."""
     only_positive_rewards: bool = False
     """Clip the step reward's sum of terms (all but ``termination``) at 0 before adding the
     termination term (legged_gym's ``only_positive_rewards``). Off by default: with these weights
