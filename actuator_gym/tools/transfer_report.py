@@ -2,7 +2,11 @@
 
 ``summarize`` turns the per-policy rows into one row per (training condition, hardware condition):
 for every metric the mean over seeds and the half-width of its 95 % confidence interval,
-``t(0.975, n - 1) * std / sqrt(n)`` (Student's t, sample standard deviation; 0 for one seed).
+``t(0.975, n - 1) * std / sqrt(n)`` (Student's t, sample standard deviation; 0 for one seed), and
+the **change** from the policy's own training condition, paired by seed: each seed's value here
+minus the same policy's value on the column ``train:<its condition>``, with the mean and the
+confidence interval of those differences (the between-seed spread of a policy's level cancels,
+so a degradation shows even where the cells' own intervals overlap).
 ``write`` puts ``results.csv``, ``summary.csv``, ``summary.md`` and ``heatmaps.png`` into a folder.
 """
 
@@ -16,7 +20,7 @@ import numpy as np
 
 from .tables import write_csv
 
-__all__ = ["summarize", "write", "t_quantile", "HEATMAP_METRICS"]
+__all__ = ["summarize", "write", "t_quantile", "HEATMAP_METRICS", "OWN_PREFIX"]
 
 HEATMAP_METRICS = ("tracking_error", "return", "fell", "energy")
 """The metrics drawn as heatmaps (one panel each)."""
@@ -44,21 +48,38 @@ def t_quantile(p: float, df: int) -> float:
     return (lo + hi) / 2
 
 
+OWN_PREFIX = "train:"
+"""Hardware-condition names of the training conditions' own columns (``transfer.train_column``)."""
+
+
+def _mean_ci(v: np.ndarray) -> tuple[float, float]:
+    n = len(v)
+    if n < 2:
+        return float(v.mean()), 0.0
+    return float(v.mean()), float(t_quantile(0.975, n - 1) * v.std(ddof=1) / math.sqrt(n))
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (train_condition, hardware_condition), in first-seen order: ``seeds`` and, per
-    metric, ``<metric>`` (mean over seeds) and ``<metric>_ci95`` (half-width)."""
+    metric, ``<metric>`` (mean over seeds), ``<metric>_ci95`` (half-width), ``<metric>_change`` and
+    ``<metric>_change_ci95`` (the paired change from the policy's own training condition, module
+    doc; NaN where the rows hold no ``train:<condition>`` value for every seed)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["train_condition"], r["hardware_condition"]), []).append(r)
+    own = {(r["train_condition"], r["seed"]): r for r in rows
+           if r["hardware_condition"] == OWN_PREFIX + str(r["train_condition"])}
     out = []
     for (t, h), rs in groups.items():
         row: dict[str, Any] = {"train_condition": t, "hardware_condition": h, "seeds": len(rs)}
-        n = len(rs)
-        tq = t_quantile(0.975, n - 1) if n > 1 else 0.0
+        paired = all((t, r["seed"]) in own for r in rs)
         for m in _TABLE_METRICS:
             v = np.asarray([r[m] for r in rs], dtype=np.float64)
-            row[m] = float(v.mean())
-            row[m + "_ci95"] = float(tq * v.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
+            row[m], row[m + "_ci95"] = _mean_ci(v)
+            if paired:
+                row[m + "_change"], row[m + "_change_ci95"] = _mean_ci(v - [own[t, r["seed"]][m] for r in rs])
+            else:
+                row[m + "_change"] = row[m + "_change_ci95"] = float("nan")
         out.append(row)
     return out
 
@@ -78,6 +99,12 @@ def _markdown(summary: Sequence[dict[str, Any]], exp: Any, tracking_label: str) 
                   "|---|" + "---|" * len(hards)]
         for t in trains:
             cells = [f"{cell[t, h][m]:.4g} ± {cell[t, h][m + '_ci95']:.2g}" if (t, h) in cell else "" for h in hards]
+            lines.append(f"| {t} | " + " | ".join(cells) + " |")
+        lines += ["", f"Change from the policy's own training condition (paired by seed), {titles[m]}:", "",
+                  "| train \\ hardware | " + " | ".join(hards) + " |", "|---|" + "---|" * len(hards)]
+        for t in trains:
+            cells = [f"{cell[t, h][m + '_change']:+.3g} ± {cell[t, h][m + '_change_ci95']:.2g}"
+                     if (t, h) in cell and not math.isnan(cell[t, h][m + "_change"]) else "" for h in hards]
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += ["## conditions", ""]

@@ -163,6 +163,24 @@ def test_summary_mean_and_confidence_interval():
     assert one["return_ci95"] == 0.0
 
 
+def test_summary_change_is_paired_by_seed_against_the_own_condition():
+    """``<metric>_change``: each seed's value minus the same seed's value on ``train:<condition>``."""
+    def row(t, h, s, v):
+        return {"train_condition": t, "hardware_condition": h, "seed": s, **{m: float(v) for m in transfer.METRICS}}
+
+    own, hw = (1.0, 2.0, 6.0), (0.5, 2.5, 4.0)  # differences -0.5, 0.5, -2.0: a spread level, a consistent drop
+    rows = [row("t", transfer.train_column("t"), s, v) for s, v in enumerate(own)]
+    rows += [row("t", "h", s, v) for s, v in reversed(list(enumerate(hw)))]  # (order does not matter)
+    rows += [row("u", "h", 0, 3.0)]  # no own column for u: no change
+    cells = {(r["train_condition"], r["hardware_condition"]): r for r in transfer_report.summarize(rows)}
+    d = [-0.5, 0.5, -2.0]
+    c = cells["t", "h"]
+    assert c["return_change"] == pytest.approx(-2.0 / 3.0)
+    assert c["return_change_ci95"] == pytest.approx(transfer_report.t_quantile(0.975, 2) * statistics.stdev(d) / math.sqrt(3))
+    assert cells["t", "train:t"]["fell_change"] == 0.0 and cells["t", "train:t"]["fell_change_ci95"] == 0.0
+    assert math.isnan(cells["u", "h"]["energy_change"]) and math.isnan(cells["u", "h"]["energy_change_ci95"])
+
+
 def _doc(**changes):
     doc = {
         "kind": "transfer", "task": "actuator_gym/Pendulum-v0", "seeds": 2,
