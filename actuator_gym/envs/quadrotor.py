@@ -324,8 +324,8 @@ class QuadrotorCfg(TaskCfg):
         super().validate()
         name = type(self).__name__
         _thruster_of(self.actuators)
-        check_nested_cfg(self.geometry, QuadrotorGeometry, name, "geometry")
-        check_nested_cfg(self.reward_cfg, QuadrotorRewardCfg, name, "reward_cfg")
+        check_nested_cfg(self, "geometry", QuadrotorGeometry, name)
+        check_nested_cfg(self, "reward_cfg", QuadrotorRewardCfg, name)
         check_real(self.reward_cfg.distance_scale, "reward_cfg.distance_scale", name, low=0.0, low_open=True)
         g = self.geometry
         for key in ("arm_length", "body_mass", "arm_mass", "motor_mass", "propeller_mass", "propeller_radius", "init_height"):

@@ -280,9 +280,9 @@ class QuadrupedCfg(TaskCfg):
     def validate(self) -> None:
         super().validate()
         name = type(self).__name__
-        check_nested_cfg(self.geometry, QuadrupedGeometry, name, "geometry")
-        check_nested_cfg(self.reward_cfg, QuadrupedRewardCfg, name, "reward_cfg", may_be_inf=("air_time_max",))
-        check_nested_cfg(self.obs_scales, QuadrupedObsScales, name, "obs_scales")
+        check_nested_cfg(self, "geometry", QuadrupedGeometry, name)
+        check_nested_cfg(self, "reward_cfg", QuadrupedRewardCfg, name, may_be_inf=("air_time_max",))
+        check_nested_cfg(self, "obs_scales", QuadrupedObsScales, name)
         rc = self.reward_cfg
         check_real(rc.tracking_sigma, "reward_cfg.tracking_sigma", name, low=0.0, low_open=True)
         check_real(rc.soft_joint_limit, "reward_cfg.soft_joint_limit", name, low=0.0, high=1.0, low_open=True)

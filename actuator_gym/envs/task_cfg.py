@@ -194,11 +194,22 @@ def check_real_fields(obj: Any, owner: str, spec: Mapping[str, dict[str, Any]]) 
         object.__setattr__(obj, key, check_real(getattr(obj, key), key, owner, **kw))
 
 
-def check_nested_cfg(value: Any, cls: type, owner: str, name: str, may_be_inf: Sequence[str] = ()) -> None:
-    """A nested config dataclass (geometry, reward weights): of ``cls``, every number field finite
-    (those named in ``may_be_inf`` may also be +inf)."""
+def check_nested_cfg(cfg: Any, name: str, cls: type, owner: str, may_be_inf: Sequence[str] = ()) -> None:
+    """The nested config dataclass ``cfg.<name>`` (geometry, reward weights): a ``cls``, or a mapping
+    of some of its fields (what experiment files and ``gym.make`` keywords give: the other fields keep
+    their defaults), which is made into one and written back; every number field finite (those named
+    in ``may_be_inf`` may also be +inf)."""
+    value = getattr(cfg, name)
+    if isinstance(value, Mapping):
+        fields = sorted(f.name for f in dataclasses.fields(cls) if f.init)
+        unknown = [k for k in value if k not in fields]
+        if unknown:
+            raise TypeError(f"{owner}: {name} has no field {unknown[0]!r} (the fields of {cls.__name__}: {fields})")
+        value = cls(**value)
+        object.__setattr__(cfg, name, value)
     if not isinstance(value, cls):
-        raise TypeError(f"{owner}: {name} must be a {cls.__name__}, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{owner}: {name} must be a {cls.__name__} or a mapping of its fields, got "
+                        f"{type(value).__name__} {value!r}")
     for f in dataclasses.fields(value):
         v = getattr(value, f.name)
         if isinstance(v, (tuple, list)):

@@ -110,6 +110,32 @@ def test_air_time_counts_at_most_air_time_max():
         QuadrupedTask(num_envs=1, reward_cfg=QuadrupedRewardCfg(air_time_max=-1.0))
 
 
+def test_nested_configs_take_a_mapping_of_their_fields(tmp_path):
+    """``reward_cfg`` (and every nested config) from a mapping, as an experiment file or ``gym.make``
+    keyword gives it: the named fields set, the others at their defaults; unknown fields and bad
+    values refused by name."""
+    vec = gym.make_vec("actuator_gym/Quadruped-v0", num_envs=1, reward_cfg={"termination": -10.0, "air_time_max": 0.5},
+                       obs_scales={"lin_vel": 3.0})
+    cfg = vec.unwrapped.cfg
+    assert cfg.reward_cfg == QuadrupedRewardCfg(termination=-10.0, air_time_max=0.5)
+    assert cfg.obs_scales.lin_vel == 3.0 and cfg.obs_scales.ang_vel == type(cfg.obs_scales)().ang_vel
+    vec.close()
+    with pytest.raises(TypeError, match=r"reward_cfg has no field 'terminaton' \(the fields of QuadrupedRewardCfg: \["):
+        QuadrupedTask(num_envs=1, reward_cfg={"terminaton": -10.0})
+    with pytest.raises(ValueError, match="reward_cfg.termination"):
+        QuadrupedTask(num_envs=1, reward_cfg={"termination": float("nan")})
+    with pytest.raises(TypeError, match="reward_cfg must be a QuadrupedRewardCfg or a mapping of its fields"):
+        QuadrupedTask(num_envs=1, reward_cfg=[1.0])
+    # through an experiment file, as the command line reads it
+    from actuator_gym import configs
+
+    f = tmp_path / "exp.yaml"
+    f.write_text("kind: experiment\ntask: actuator_gym/Quadruped-v0\ntask_kwargs: {reward_cfg: {termination: -10.0}}\n")
+    exp = configs.load(f)
+    task = QuadrupedTask(num_envs=1, **exp.task_kwargs)
+    assert task.cfg.reward_cfg.termination == -10.0 and task.cfg.reward_cfg.foot_slip == QuadrupedRewardCfg().foot_slip
+
+
 def test_base_height_term_by_hand():
     cfg = QuadrupedRewardCfg(base_height=-30.0, base_height_target=0.3)
     _, t = quadruped_reward(cfg, DT, _inputs())
