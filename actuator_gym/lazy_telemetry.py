@@ -81,11 +81,14 @@ class StepSnapshot:
         """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
         as :meth:`~actuator_gym.substep.StepTelemetry.finish` computes them (the same operations)."""
         b, J, s = self.buf, self.J, self.substeps
-        applied, saturated, energy = self.efforts()
-        power, mean, _ = power_terms(self._power_rows(), s, self.physics_dt)
-        # fresh arrays (not views of the snapshot, which the deferred episode statistics still read)
+        power, mean, energy = power_terms(self._power_rows(), s, self.physics_dt)  # (energy: as efforts())
+        if self._efforts is None:
+            self._efforts = (b[J:2 * J], b[:J] != b[J:2 * J], energy)
+        applied, saturated, energy = self._efforts
+        # fresh arrays (not views of the snapshot, which the deferred episode statistics still read; a
+        # held row is computed fresh from it, substep rows are views of it)
         out = {"computed_effort": b[:J].copy(), "applied_effort": applied.copy(), "saturated": saturated,
-               "power": power.copy(), "mean_power": mean, "energy": energy.copy()}
+               "power": power if self.held else power.copy(), "mean_power": mean, "energy": energy.copy()}
         off = (3 if self.held else 2 + s) * J
         for k, key in enumerate(self.extra):
             out[key] = b[off + k * J:off + (k + 1) * J].copy()

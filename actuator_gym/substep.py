@@ -243,7 +243,7 @@ class StepTelemetry:
         else:
             r = _host(np.zeros(rows.shape[1:]), cols)[None]
         power, mean, energy = power_terms(r, s, self.physics_dt)
-        return power.copy(), mean, energy
+        return (power.copy() if len(r) > 1 else power), mean, energy  # (a view of several rows: copied)
 
     def snapshot(self, computed: np.ndarray, applied: np.ndarray, cols: tuple[int, Any],
                  extra_keys: tuple[str, ...] = (), extra: Sequence[tuple[np.ndarray, Any]] = ()) -> StepSnapshot:

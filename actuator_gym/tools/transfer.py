@@ -38,15 +38,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
-from .transfer_report import OWN_PREFIX
+from .transfer_report import train_column
 
 __all__ = ["run_transfer", "load_transfer", "evaluate_policy", "tracking_error", "TRACKING", "METRICS",
            "train_column"]
 
-
-def train_column(condition: str) -> str:
-    """The matrix column of training condition ``condition`` (``"train:<name>"``; condition names hold no ``:``)."""
-    return OWN_PREFIX + condition
 
 METRICS = ("return", "tracking_error", "fell", "energy", "saturated_fraction", "peak_abs_effort")
 """Per-episode metrics of an evaluation (module doc)."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from .tables import write_csv
 
-__all__ = ["summarize", "write", "t_quantile", "HEATMAP_METRICS", "OWN_PREFIX"]
+__all__ = ["summarize", "write", "t_quantile", "train_column", "HEATMAP_METRICS"]
 
 HEATMAP_METRICS = ("tracking_error", "return", "fell", "energy")
 """The metrics drawn as heatmaps (one panel each)."""
@@ -48,15 +48,15 @@ def t_quantile(p: float, df: int) -> float:
     return (lo + hi) / 2
 
 
-OWN_PREFIX = "train:"
-"""Hardware-condition names of the training conditions' own columns (``transfer.train_column``)."""
+def train_column(condition: str) -> str:
+    """The matrix column of training condition ``condition`` (``"train:<name>"``; condition names hold no ``:``)."""
+    return f"train:{condition}"
 
 
-def _mean_ci(v: np.ndarray) -> tuple[float, float]:
+def _mean_ci(v: np.ndarray, tq: float) -> tuple[float, float]:
+    """Mean and CI half-width ``tq * sd / sqrt(n)`` (``tq``: the group's t quantile; 0 for one value)."""
     n = len(v)
-    if n < 2:
-        return float(v.mean()), 0.0
-    return float(v.mean()), float(t_quantile(0.975, n - 1) * v.std(ddof=1) / math.sqrt(n))
+    return float(v.mean()), (float(tq * v.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0)
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -68,16 +68,18 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in rows:
         groups.setdefault((r["train_condition"], r["hardware_condition"]), []).append(r)
     own = {(r["train_condition"], r["seed"]): r for r in rows
-           if r["hardware_condition"] == OWN_PREFIX + str(r["train_condition"])}
+           if r["hardware_condition"] == train_column(r["train_condition"])}
     out = []
     for (t, h), rs in groups.items():
         row: dict[str, Any] = {"train_condition": t, "hardware_condition": h, "seeds": len(rs)}
+        n = len(rs)
+        tq = t_quantile(0.975, n - 1) if n > 1 else 0.0  # (the same n for the values and their changes)
         paired = all((t, r["seed"]) in own for r in rs)
         for m in _TABLE_METRICS:
             v = np.asarray([r[m] for r in rs], dtype=np.float64)
-            row[m], row[m + "_ci95"] = _mean_ci(v)
+            row[m], row[m + "_ci95"] = _mean_ci(v, tq)
             if paired:
-                row[m + "_change"], row[m + "_change_ci95"] = _mean_ci(v - [own[t, r["seed"]][m] for r in rs])
+                row[m + "_change"], row[m + "_change_ci95"] = _mean_ci(v - [own[t, r["seed"]][m] for r in rs], tq)
             else:
                 row[m + "_change"] = row[m + "_change_ci95"] = float("nan")
         out.append(row)
