@@ -191,13 +191,19 @@ RSL_RL_TRAIN_KEYS = {
     "activation": "elu",
     "init_noise_std": 1.0,
     "obs_normalization": True,
+    "symmetry": "none",
+    "mirror_loss_coeff": 1.0,
     "torch_threads": 0,
 }
 """Keys of an experiment's ``train:`` section for the ``rsl_rl`` engine and their defaults: the
 legged_gym settings (24 steps per env per iteration, 5 epochs, 4 mini-batches, adaptive learning
 rate from 1e-3 at a KL of 0.01, ELU [256, 128, 64] actor and critic, observation normalization,
 1024 envs). The algorithm keys are rsl_rl's ``PPO`` arguments; ``obs_normalization`` applies to
-actor and critic. ``torch_threads``: torch's intra-op threads for the run (0: every CPU the process
+actor and critic. ``symmetry``: rsl_rl's symmetry extension with the task's mirror
+(:func:`actuator_gym.adapters.rsl_rl_mirror`; tasks that declare one: the quadruped) -- ``none``,
+``augment`` (mirrored samples appended to every mini-batch: twice the update's work), ``mirror_loss``
+(a loss, weighted ``mirror_loss_coeff``, on the actor's disagreement with its mirrored self) or
+``both``. ``torch_threads``: torch's intra-op threads for the run (0: every CPU the process
 may use; the physics pool runs between the updates, so they do not compete: on 2 cores the PPO
 update takes ~0.68 s per iteration on 2 threads against ~1.20 s on 1, benchmarks/training.md)."""
 
@@ -510,13 +516,14 @@ def train_settings(
     return out
 
 
-_CHOICES = {"algo": ("ppo",), "schedule": ("adaptive", "fixed"), "activation": ("elu", "tanh", "relu")}
+_CHOICES = {"algo": ("ppo",), "schedule": ("adaptive", "fixed"), "activation": ("elu", "tanh", "relu"),
+            "symmetry": ("none", "augment", "mirror_loss", "both")}
 _WIDTHS = ("net_arch", "actor_hidden_dims", "critic_hidden_dims")
 _NUMBERS = {  # key -> (low, high, low is open)
     "learning_rate": (0.0, 1.0, True), "gamma": (0.0, 1.0, True), "lam": (0.0, 1.0, False),
     "desired_kl": (0.0, 1.0, True), "clip_param": (0.0, 1.0, True), "entropy_coef": (0.0, 1.0, False),
     "value_loss_coef": (0.0, 1e3, False), "max_grad_norm": (0.0, 1e3, True), "init_noise_std": (0.0, 1e3, True),
-    "log_std_init": (-10.0, 2.0, False),
+    "log_std_init": (-10.0, 2.0, False), "mirror_loss_coeff": (0.0, 1e3, False),
 }
 
 

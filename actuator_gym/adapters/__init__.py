@@ -20,7 +20,7 @@ from ._autoreset import SameStepAutoreset
 
 # ActuatorStatsCallback (public, a Stable-Baselines3 class) and ActuatorMetricsCallback (public, a Ray RLlib
 # class) are resolved on first use by __getattr__, and are not in __all__: a star import must need neither library
-__all__ = ["SameStepAutoreset", "rsl_rl", "sb3", "skrl"]
+__all__ = ["SameStepAutoreset", "rsl_rl", "rsl_rl_mirror", "sb3", "skrl"]
 
 
 def __getattr__(name: str):
@@ -91,6 +91,26 @@ def rsl_rl(vec_env, *, max_episode_length=None, device=None, clip_actions=True, 
     return RslRlVecEnv(
         vec_env, max_episode_length=max_episode_length, device=device, clip_actions=clip_actions, seed=seed, cfg=cfg
     )
+
+
+def rsl_rl_mirror(env, obs=None, actions=None):
+    """rsl_rl's symmetry augmentation function for a task that declares its mirror symmetry
+    (:mod:`actuator_gym.envs.symmetry`; the quadruped's left-right reflection).
+
+    Name it in the PPO config as rsl_rl's documentation does::
+
+        "algorithm": {"class_name": "PPO", ...,
+                      "symmetry_cfg": {"use_data_augmentation": True, "use_mirror_loss": False,
+                                       "data_augmentation_func": "actuator_gym.adapters:rsl_rl_mirror"}}
+
+    rsl_rl calls it with ``env`` (the :func:`rsl_rl` adapter), the observations (a ``TensorDict``
+    of ``(B, obs_dim)`` groups) and / or the actions ``(B, action_dim)``; it returns both (None where
+    not given) with the mirrored rows appended: ``(2B, ...)``, the originals first. A task without a
+    mirror (or a user-supplied model) raises ``ValueError``.
+    """
+    from ._rsl_rl import rsl_rl_mirror as mirror
+
+    return mirror(env, obs, actions)
 
 
 def skrl(vec_env, *, verbose=False):

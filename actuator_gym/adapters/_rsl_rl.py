@@ -10,6 +10,7 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from ..envs.symmetry import MirrorSpec, task_mirror
 from ..episode_stats import episode_record, log_values
 from ._autoreset import SameStepAutoreset, _is_torch, to_numpy
 
@@ -86,6 +87,7 @@ class RslRlVecEnv(VecEnv):
         self._act_high = torch.as_tensor(act_space.high, dtype=torch.float32, device=self.device).reshape(-1)
         self._act_shape = act_space.shape
         self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        self._mirror: MirrorSpec | None = None
         # The runner never calls reset(): start the episodes now.
         self._obs, _ = self.reset(seed=seed)
 
@@ -136,8 +138,31 @@ class RslRlVecEnv(VecEnv):
         rewards = self._to_tensor(rewards).reshape(-1)
         return self._obs, rewards, dones.to(torch.long), extras
 
+    def mirror_spec(self) -> MirrorSpec:
+        """The wrapped task's left-right reflection (:func:`actuator_gym.envs.symmetry.task_mirror`:
+        ``ValueError`` when it declares none), found once."""
+        if self._mirror is None:
+            self._mirror = task_mirror(self.vec_env)
+        return self._mirror
+
     def close(self) -> None:
         self.env.close()
+
+
+def rsl_rl_mirror(env, obs: TensorDict | None = None, actions: torch.Tensor | None = None):
+    """rsl_rl's symmetry ``data_augmentation_func`` (see :func:`actuator_gym.adapters.rsl_rl_mirror`)."""
+    spec = task_mirror(env)
+    if obs is not None:
+        width = len(spec.obs_index)
+        bad = [k for k, v in obs.items() if v.shape[-1] != width]
+        if bad:
+            raise ValueError(f"rsl_rl_mirror: observation groups {bad} are not {width} wide: the task's mirror covers "
+                             f"its {width}-float observation only")
+        mirrored = TensorDict({k: spec.mirror_obs(v) for k, v in obs.items()}, batch_size=obs.batch_size, device=obs.device)
+        obs = torch.cat([obs, mirrored], dim=0)
+    if actions is not None:
+        actions = torch.cat([actions, spec.mirror_actions(actions)], dim=0)
+    return obs, actions
 
 
 def _log_scalars(log: Any) -> dict[str, float | torch.Tensor]:

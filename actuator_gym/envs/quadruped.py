@@ -94,6 +94,7 @@ from .quadruped_terms import (
     QuadrupedRewardCfg,
     RewardInputs,
     foot_positions,
+    quadruped_mirror,
     quadruped_observation,
     quadruped_reward,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "trunk_floor_clearance",
     "sample_velocity_command",
     "quadruped_observation",
+    "quadruped_mirror",
     "QuadrupedObsScales",
     "QuadrupedRewardCfg",
     "quadruped_reward",
@@ -432,6 +434,12 @@ class QuadrupedTask(BatchedTask):
 
     def terminated(self) -> np.ndarray:
         return self._terminated.copy()
+
+    def mirror_spec(self):
+        """The left-right reflection of observations and actions
+        (:func:`~actuator_gym.envs.quadruped_terms.quadruped_mirror`); None for a user-supplied model
+        (``mjcf``), whose symmetry is not known."""
+        return None if self.cfg.mjcf else quadruped_mirror(self.joint_names, self.cfg.action_joints)
 
     def extra_info(self) -> dict[str, np.ndarray]:
         return {"command": self.commands.copy(), "base_height": np.array(self.backend.qpos[:, 2]),

@@ -24,6 +24,7 @@ from .._math import quat_to_rotmat
 __all__ = [
     "QuadrupedObsScales",
     "quadruped_observation",
+    "quadruped_mirror",
     "QuadrupedRewardCfg",
     "RewardInputs",
     "quadruped_reward",
@@ -78,6 +79,37 @@ def quadruped_observation(
     out[:, 45:47] = cmd[:, :2] * s.lin_vel
     out[:, 47] = cmd[:, 2] * s.ang_vel
     return out
+
+
+LEFT_RIGHT_SWAP = (("FL_", "FR_"), ("RL_", "RR_"))
+"""Leg-name pairs exchanged by the left-right reflection (the plane through the trunk's x and z axes)."""
+
+
+def quadruped_mirror(joint_names, action_joints) -> "MirrorSpec":
+    """The left-right reflection of the 48-float observation and of the actions: a
+    :class:`~actuator_gym.envs.symmetry.MirrorSpec`.
+
+    Under the reflection y -> -y the body-frame linear velocity, the gravity direction and the
+    commanded velocity keep x and z and flip y; the angular velocity (a pseudovector) and the yaw-rate
+    command flip x and z; left and right legs exchange their joints, and the abduction angles (axis x)
+    change sign while the flexion and knee angles (axis y) do not. ``joint_names``: the observed joints
+    in model order; ``action_joints``: the actions' joints (each set must hold every joint's mirror).
+    """
+    from .symmetry import MirrorSpec, joint_mirror
+
+    j_idx, j_sign = joint_mirror(joint_names, LEFT_RIGHT_SWAP, ("_hip_abd",))
+    a_idx, a_sign = joint_mirror(action_joints, LEFT_RIGHT_SWAP, ("_hip_abd",))
+    nj, na = len(j_idx), len(a_idx)
+    if 9 + 2 * nj + na + 3 != 48:
+        raise ValueError(f"quadruped_mirror: {nj} observed and {na} action joints do not make the 48-float observation")
+    index = [0, 1, 2, 3, 4, 5, 6, 7, 8]
+    sign = [1, -1, 1, -1, 1, -1, 1, -1, 1]
+    for offset, (idx, sgn) in ((9, (j_idx, j_sign)), (9 + nj, (j_idx, j_sign)), (9 + 2 * nj, (a_idx, a_sign))):
+        index += [offset + i for i in idx]
+        sign += sgn
+    index += [45, 46, 47]
+    sign += [1, -1, -1]
+    return MirrorSpec(obs_index=tuple(index), obs_sign=tuple(sign), action_index=tuple(a_idx), action_sign=tuple(a_sign))
 
 
 @dataclass

@@ -11,6 +11,8 @@ Read top to bottom, one run is:
    after each iteration's update (where the runner calls its logger) the deterministic actor is
    written in the safe format and evaluated with :func:`~actuator_gym.tools.training.evaluate` on a
    single env, every ``eval_every`` steps (the same evaluation as the Stable-Baselines3 engine);
+   with ``symmetry`` set, rsl_rl's symmetry extension mirrors the samples through the task's
+   reflection (:func:`actuator_gym.adapters.rsl_rl_mirror`);
 4. the files: ``policy.json`` + ``policy.pt`` (read by ``SavedPolicy.load``, normalizer
    included), ``rsl_rl_model.pt`` (rsl_rl's own checkpoint: actor, critic, optimizer, iteration;
    ``OnPolicyRunner.load`` resumes from it -- a pickle-bearing file, load it only from a folder you
@@ -37,6 +39,7 @@ from typing import Any, Mapping
 import torch
 
 from .. import configs
+from ..envs.symmetry import task_mirror
 from .training import (LOG_DIR, SavedPolicy, evaluate, log_formats, make_env, make_vec_env, save_policy, torch_threads,
                        write_learning_curve)
 
@@ -58,11 +61,18 @@ def runner_config(settings: Mapping[str, Any]) -> dict[str, Any]:
            "obs_normalization": settings["obs_normalization"]}
     ppo_keys = ("num_learning_epochs", "num_mini_batches", "learning_rate", "schedule", "desired_kl", "clip_param",
                 "gamma", "lam", "entropy_coef", "value_loss_coef", "max_grad_norm")
+    algorithm = {"class_name": "rsl_rl.algorithms.PPO", **{k: settings[k] for k in ppo_keys}}
+    mode = settings["symmetry"]
+    if mode != "none":
+        algorithm["symmetry_cfg"] = {"use_data_augmentation": mode in ("augment", "both"),
+                                     "use_mirror_loss": mode in ("mirror_loss", "both"),
+                                     "mirror_loss_coeff": settings["mirror_loss_coeff"],
+                                     "data_augmentation_func": "actuator_gym.adapters:rsl_rl_mirror"}
     return {
         "num_steps_per_env": settings["num_steps_per_env"],
         "save_interval": 10**9,  # the runner's own model_<it>.pt only at the first and last iteration
         "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-        "algorithm": {"class_name": "rsl_rl.algorithms.PPO", **{k: settings[k] for k in ppo_keys}},
+        "algorithm": algorithm,
         "actor": {**mlp, "hidden_dims": list(settings["actor_hidden_dims"]),
                   "distribution_cfg": {"class_name": "rsl_rl.modules.GaussianDistribution",
                                        "init_std": settings["init_noise_std"]}},
@@ -117,7 +127,6 @@ def train_rsl_rl(
 
     s = configs.train_settings("rsl_rl", dict(settings or {}))
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     task_kwargs = dict(task_kwargs or {})
 
     # 1. seeding and threads (the updates run between the physics pool's steps: every CPU by default);
@@ -125,6 +134,13 @@ def train_rsl_rl(
     with torch_threads(s["torch_threads"] or usable_cpus()):
         torch.manual_seed(seed)
         vec = make_vec_env(task, s["num_envs"], actuators, **task_kwargs)
+        if s["symmetry"] != "none":
+            try:
+                task_mirror(vec)
+            except ValueError as exc:
+                vec.close()
+                raise ValueError(f"settings.symmetry = {s['symmetry']!r}: {exc}") from None
+        out.mkdir(parents=True, exist_ok=True)
         env = rsl_rl(vec, seed=seed)
         eval_env = make_env(task, actuators, **task_kwargs)
         log_dir = out / LOG_DIR if "tensorboard" in log_formats() else None
