@@ -41,7 +41,10 @@ TRAIN_CFG = {  # rsl-rl-lib 5.5 layout
     "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
     "algorithm": {"class_name": "rsl_rl.algorithms.PPO", "num_learning_epochs": 5, "num_mini_batches": 4,
                   "learning_rate": 1e-3, "schedule": "adaptive", "desired_kl": 0.01, "entropy_coef": 0.01,
-                  "gamma": 0.99, "lam": 0.95, "clip_param": 0.2, "max_grad_norm": 1.0},
+                  "gamma": 0.99, "lam": 0.95, "clip_param": 0.2, "max_grad_norm": 1.0,
+                  # mirrored samples in every mini-batch (the quadruped's left-right reflection)
+                  "symmetry_cfg": {"use_data_augmentation": True, "use_mirror_loss": False, "mirror_loss_coeff": 0.0,
+                                   "data_augmentation_func": "actuator_gym.adapters:rsl_rl_mirror"}},
     "actor": {**MLP, "distribution_cfg": {"class_name": "rsl_rl.modules.GaussianDistribution", "init_std": 0.5}},
     "critic": dict(MLP),
 }

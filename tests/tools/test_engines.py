@@ -227,6 +227,9 @@ def test_bad_engine_or_setting_is_refused_before_anything_is_written(tmp_path, c
         ("rsl_rl", {"torch_threads": -1}, ["settings.torch_threads must be an integer in [0, 1024] (0: every CPU)"]),
         ("rsl_rl", {"torch_threads": True}, ["settings.torch_threads must be an integer in [0, 1024]"]),
         ("sb3", {"torch_threads": 2}, ["unknown key(s) ['settings.torch_threads'] for engine 'sb3'"]),
+        ("rsl_rl", {"symmetry": "left_right"}, ["settings.symmetry must be one of ['none', 'augment', 'mirror_loss', 'both']"]),
+        ("rsl_rl", {"mirror_loss_coeff": -1.0}, ["settings.mirror_loss_coeff must be a number in [0, 1000]"]),
+        ("rsl_rl", {"symmetry": "augment"}, ["settings.symmetry = 'augment'", "PendulumTask declares no mirror symmetry"]),
     ):
         with pytest.raises(ValueError) as info:
             train_policy(engine, PENDULUM, out, settings=settings, progress=False)
