@@ -64,11 +64,12 @@ class StepSnapshot:
     def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(applied_effort, saturated, energy)`` of the step (computed once)."""
         if self._efforts is None:
-            b, J = self.buf, self.J
-            c, a = b[:J], b[J:2 * J]
-            energy = power_terms(self._power_rows(), self.substeps, self.physics_dt, mean=False)[2]
-            self._efforts = (a, c != a, energy)
+            self._keep_efforts(power_terms(self._power_rows(), self.substeps, self.physics_dt, mean=False)[2])
         return self._efforts
+
+    def _keep_efforts(self, energy: np.ndarray) -> None:
+        b, J = self.buf, self.J
+        self._efforts = (b[J:2 * J], b[:J] != b[J:2 * J], energy)
 
     def _power_rows(self) -> np.ndarray:
         """``(k, J)``: the substeps' power rows, or the held row ``applied * qd`` (native execution)."""
@@ -83,7 +84,7 @@ class StepSnapshot:
         b, J, s = self.buf, self.J, self.substeps
         power, mean, energy = power_terms(self._power_rows(), s, self.physics_dt)  # (energy: as efforts())
         if self._efforts is None:
-            self._efforts = (b[J:2 * J], b[:J] != b[J:2 * J], energy)
+            self._keep_efforts(energy)
         applied, saturated, energy = self._efforts
         # fresh arrays (not views of the snapshot, which the deferred episode statistics still read; a
         # held row is computed fresh from it, substep rows are views of it)

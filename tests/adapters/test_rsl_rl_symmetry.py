@@ -2,23 +2,21 @@
 augmentation function's contract, rsl_rl's own ``OnPolicyRunner`` naming it by string as its
 documentation does, and the rsl_rl engine's ``symmetry`` setting."""
 
+import contextlib
 import copy
 import io
-import contextlib
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from tensordict import TensorDict
 
-pytest.importorskip("rsl_rl")
-from tensordict import TensorDict  # noqa: E402
-
-import actuator_gym  # noqa: F401,E402
-from actuator_gym.adapters import rsl_rl, rsl_rl_mirror  # noqa: E402
-from actuator_gym.envs.symmetry import task_mirror  # noqa: E402
-from actuator_gym.tools.train_rsl_rl import runner_config, train_rsl_rl  # noqa: E402
-from actuator_gym import configs  # noqa: E402
+import actuator_gym  # noqa: F401
+from actuator_gym import configs
+from actuator_gym.adapters import rsl_rl, rsl_rl_mirror
+from actuator_gym.envs.symmetry import task_mirror
+from actuator_gym.tools.train_rsl_rl import runner_config, train_rsl_rl
 
 QUAD = "actuator_gym/Quadruped-v0"
 
@@ -71,8 +69,12 @@ def test_rsl_rl_runner_names_the_function_by_string(quad_env):
     runner.logger.git_status_repos = []
     sizes = []
     loss = runner.alg.symmetry.compute_loss
-    runner.alg.symmetry.compute_loss = lambda actor, batch, n: (sizes.append((batch.observations.batch_size[0], n)),
-                                                                loss(actor, batch, n))[1]
+
+    def recorded_loss(actor, batch, n):
+        sizes.append((batch.observations.batch_size[0], n))
+        return loss(actor, batch, n)
+
+    runner.alg.symmetry.compute_loss = recorded_loss
     with contextlib.redirect_stdout(io.StringIO()):
         runner.learn(num_learning_iterations=1)
     assert sizes == [(32, 16), (32, 16)]  # 2 mini-batches of 16 rows (8 steps x 4 envs / 2), each + 16 mirrored

@@ -4,6 +4,7 @@ mirrored observations and the same rewards."""
 
 import numpy as np
 import pytest
+import torch
 
 from actuator_gym.envs.quadruped import JOINT_NAMES, QuadrupedTask, go1_dc_motor_cfg
 from actuator_gym.envs.symmetry import MirrorSpec, joint_mirror, task_mirror
@@ -16,7 +17,6 @@ def test_spec_applies_index_and_sign_and_is_an_involution():
     np.testing.assert_array_equal(y, [[-3.0, 2.0, -1.0], [-6.0, 5.0, -4.0]])
     assert y.dtype == np.float32
     np.testing.assert_array_equal(spec.mirror_obs(y), x)
-    torch = pytest.importorskip("torch")
     t = torch.tensor(x)
     assert torch.equal(spec.mirror_obs(t), torch.tensor(y))
     assert torch.equal(spec.mirror_actions(torch.tensor([[2.5]])), torch.tensor([[-2.5]]))
