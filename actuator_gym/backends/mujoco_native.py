@@ -369,6 +369,7 @@ class NativeActuators:
         self._envs = np.arange(N)
         self._tmp = np.zeros((N, n)), np.zeros((N, n)), np.zeros((N, n), bool)
         self._lag = np.zeros((N, n), dtype=np.int64)
+        self._longest_lag = 0
         self._law = tuple(np.zeros((N, n)) for _ in range(4)) + (np.full((N, n), np.inf), np.zeros((N, n)),
                                                                   np.full((N, n), np.inf))
         self._vscreen = np.full((N, n), np.inf)  # vmax (1 - 1e-9): the voltage-clip screen of telemetry()
@@ -456,13 +457,13 @@ class NativeActuators:
                 F["actuator_delay"][at] = np.where(lag > 0, (lag - 0.5) * dt, 0.0)
                 self._lag[rows, sl] = lag.astype(np.int64)
         np.multiply(vmax_all, 1.0 - 1e-9, out=self._vscreen)
+        self._longest_lag = int(self._lag.max(initial=0))
         push = getattr(self.worlds, "push_model_fields", None)  # a device backend's host mirrors (MuJoCo-Warp on CUDA)
         if push is not None:
             push()
 
     def reset(self, env_ids: Any = None) -> None:
-        """After the reset of ``env_ids`` (None = all): their next :meth:`write_commands` fills their
-        delay histories and restarts their step count."""
+        """After the reset of ``env_ids`` (None = all): the next :meth:`write_commands` restarts their delay histories and step counts."""
         self._fresh[slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)] = True
         self._any_fresh = True
 
@@ -527,10 +528,10 @@ class NativeActuators:
             out_computed[:, c] = force
             return
         u = self._u
-        if len(self.delayed):
+        if len(self.delayed) and self._longest_lag >= substeps:
             # the env's control step since its reset is clock - start; its last substep is
             # (step + 1) S - 1 since the reset, whose command came from control step
-            # max(0, (step + 1) S - 1 - L) // S (in the ring at start + that)
+            # max(0, (step + 1) S - 1 - L) // S (in the ring at start + that; this step's u where L < S)
             step = (clock - self._start)[:, None]
             source = np.maximum((step + 1) * substeps - 1 - self._lag, 0) // substeps
             source += self._start[:, None]

@@ -78,6 +78,9 @@ CFGS = {
                        "stiffness": Uniform(0.5, 1.5, operation="scale")}),
     "delayed_pd": lambda: ag.DelayedPDActuatorCfg(**PD, actuator_effort_limit=4.0, min_delay=0, max_delay=5,
                                                   per_joint_delay=True),
+    # every lag under the control step's FRAME_SKIP substeps: the last substep reads this step's command
+    "delayed_pd_short": lambda: ag.DelayedPDActuatorCfg(**PD, actuator_effort_limit=4.0, min_delay=0,
+                                                        max_delay=FRAME_SKIP - 1, per_joint_delay=True),
     "pid": lambda: ag.ComposedActuatorCfg(
         joint_names_expr=[".*"], drive=ag.DrivePID(kp=30.0, ki=20.0, kd=1.0, integral_max=0.05),
         clamping=[ag.ClampingMaxEffort(max_effort=Uniform(3.0, 5.0))]),
@@ -133,7 +136,7 @@ def test_native_equals_explicit_under_euler_with_randomization_across_resets(arm
     drawn = {k: {tuple(np.round(p[k], 12)) for p in params} for k in params[0]}
     randomized = [k for k in drawn if len(drawn[k]) > 1]
     assert randomized  # the parameters were re-drawn at every reset
-    if name == "delayed_pd":
+    if name.startswith("delayed_pd"):
         assert len(drawn["delay_steps"]) > 1  # the lags too, per joint
 
 
