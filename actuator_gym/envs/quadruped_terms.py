@@ -52,6 +52,12 @@ class QuadrupedObsScales:
     """Joint velocities [per rad/s]."""
 
 
+OBS_LAYOUT = {"lin_vel": slice(0, 3), "ang_vel": slice(3, 6), "gravity": slice(6, 9), "joint_pos": slice(9, 21),
+              "joint_vel": slice(21, 33), "last_action": slice(33, 45), "command": slice(45, 48)}
+"""Where each quantity sits in the 48-float observation (written by :func:`quadruped_observation`,
+reflected by :func:`quadruped_mirror`)."""
+
+
 def quadruped_observation(
     base_quat, base_lin_vel_world, base_ang_vel_body, joint_pos, joint_vel, default_pos, last_action, command,
     scales: QuadrupedObsScales | None = None,
@@ -69,15 +75,17 @@ def quadruped_observation(
     lin_b = np.einsum("nji,nj->ni", rot, np.asarray(base_lin_vel_world, dtype=np.float64))
     grav_b = -rot[:, 2, :]  # R^T @ (0, 0, -1)
     cmd = np.asarray(command, dtype=np.float64)
+    L = OBS_LAYOUT
     out = np.empty((n, 48), dtype=np.float32)
-    out[:, 0:3] = lin_b * s.lin_vel
-    out[:, 3:6] = np.asarray(base_ang_vel_body) * s.ang_vel
-    out[:, 6:9] = grav_b
-    out[:, 9:21] = (np.asarray(joint_pos) - np.asarray(default_pos)) * s.joint_pos
-    out[:, 21:33] = np.asarray(joint_vel) * s.joint_vel
-    out[:, 33:45] = last_action
-    out[:, 45:47] = cmd[:, :2] * s.lin_vel
-    out[:, 47] = cmd[:, 2] * s.ang_vel
+    out[:, L["lin_vel"]] = lin_b * s.lin_vel
+    out[:, L["ang_vel"]] = np.asarray(base_ang_vel_body) * s.ang_vel
+    out[:, L["gravity"]] = grav_b
+    out[:, L["joint_pos"]] = (np.asarray(joint_pos) - np.asarray(default_pos)) * s.joint_pos
+    out[:, L["joint_vel"]] = np.asarray(joint_vel) * s.joint_vel
+    out[:, L["last_action"]] = last_action
+    c = L["command"].start
+    out[:, c:c + 2] = cmd[:, :2] * s.lin_vel
+    out[:, c + 2] = cmd[:, 2] * s.ang_vel
     return out
 
 
@@ -99,16 +107,19 @@ def quadruped_mirror(joint_names, action_joints) -> "MirrorSpec":
 
     j_idx, j_sign = joint_mirror(joint_names, LEFT_RIGHT_SWAP, ("_hip_abd",))
     a_idx, a_sign = joint_mirror(action_joints, LEFT_RIGHT_SWAP, ("_hip_abd",))
+    L = OBS_LAYOUT
     nj, na = len(j_idx), len(a_idx)
-    if 9 + 2 * nj + na + 3 != 48:
+    if (nj, nj, na) != tuple(L[k].stop - L[k].start for k in ("joint_pos", "joint_vel", "last_action")):
         raise ValueError(f"quadruped_mirror: {nj} observed and {na} action joints do not make the 48-float observation")
-    index = [0, 1, 2, 3, 4, 5, 6, 7, 8]
-    sign = [1, -1, 1, -1, 1, -1, 1, -1, 1]
-    for offset, (idx, sgn) in ((9, (j_idx, j_sign)), (9 + nj, (j_idx, j_sign)), (9 + 2 * nj, (a_idx, a_sign))):
-        index += [offset + i for i in idx]
-        sign += sgn
-    index += [45, 46, 47]
-    sign += [1, -1, -1]
+    # per block: the entries it takes its value from, and their signs (y flips for vectors, x and z for
+    # the angular velocity, a pseudovector; vx, vy, yaw rate for the command)
+    blocks = {"lin_vel": ([0, 1, 2], [1, -1, 1]), "ang_vel": ([0, 1, 2], [-1, 1, -1]),
+              "gravity": ([0, 1, 2], [1, -1, 1]), "joint_pos": (j_idx, j_sign), "joint_vel": (j_idx, j_sign),
+              "last_action": (a_idx, a_sign), "command": ([0, 1, 2], [1, -1, -1])}
+    index, sign = [], []
+    for name, (idx, sgn) in blocks.items():
+        index += [L[name].start + i for i in idx]
+        sign += list(sgn)
     return MirrorSpec(obs_index=tuple(index), obs_sign=tuple(sign), action_index=tuple(a_idx), action_sign=tuple(a_sign))
 
 
