@@ -9,7 +9,10 @@ operating points of the final policy. Run from the repository root:
 Prints one curve row per evaluation and, at the end, the gait table (duty factor, slip, clearance,
 steps per foot), |vx error|, distance, falls, the actuator saturation fraction and torque-speed
 operating points; writes ``curve.csv``, ``summary.json`` and the rsl_rl checkpoint ``model.pt`` into
-``--out``. The recipe (TASK_KWARGS, TRAIN_CFG) is the one of configs/experiments/quadruped_walk.yaml.
+``--out``. The recipe is read from the bundled experiment (configs/experiments/quadruped_walk.yaml) and
+mapped to rsl_rl's config by the rsl_rl engine's ``runner_config``, so this script and
+``actuator-gym train --experiment quadruped_walk`` train the same thing (the engine evaluates on one
+env between iterations instead of this script's gait evaluation).
 """
 
 from __future__ import annotations
@@ -24,30 +27,19 @@ import torch
 
 import actuator_gym  # noqa: F401  (registers the ids; before mujoco)
 import gymnasium as gym
+from actuator_gym import configs
 from actuator_gym.adapters import rsl_rl
 from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, QuadrupedRewardCfg, go1_dc_motor_cfg
 from actuator_gym.tools.gait import GaitRecorder, format_gait
-from actuator_gym.tools.train_rsl_rl import usable_cpus
+from actuator_gym.tools.train_rsl_rl import runner_config, usable_cpus
 
-TASK = "actuator_gym/Quadruped-v0"
-TASK_KWARGS = dict(random_episode_start=True)  # the rest: the task's defaults (docs/tasks.md)
-MLP = {"class_name": "rsl_rl.models.MLPModel", "hidden_dims": [256, 128, 64], "activation": "elu",
-       "obs_normalization": True}
-# init_std 0.5 rad of target noise (1 rad per action unit): 0.25 (legged_gym's std 1 x 0.25 rad) did not leave
-# standing within 3.4M steps, 1.0 made the penalties dominate (measured: benchmarks/training.md, "Quadruped walk")
-TRAIN_CFG = {  # rsl-rl-lib 5.5 layout
-    "num_steps_per_env": 24,
-    "save_interval": 10_000,
-    "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-    "algorithm": {"class_name": "rsl_rl.algorithms.PPO", "num_learning_epochs": 5, "num_mini_batches": 4,
-                  "learning_rate": 1e-3, "schedule": "adaptive", "desired_kl": 0.01, "entropy_coef": 0.01,
-                  "gamma": 0.99, "lam": 0.95, "clip_param": 0.2, "max_grad_norm": 1.0,
-                  # mirrored samples in every mini-batch (the quadruped's left-right reflection)
-                  "symmetry_cfg": {"use_data_augmentation": True, "use_mirror_loss": False, "mirror_loss_coeff": 0.0,
-                                   "data_augmentation_func": "actuator_gym.adapters:rsl_rl_mirror"}},
-    "actor": {**MLP, "distribution_cfg": {"class_name": "rsl_rl.modules.GaussianDistribution", "init_std": 0.5}},
-    "critic": dict(MLP),
-}
+# the recipe: the bundled experiment itself (configs/experiments/quadruped_walk.yaml), read as the
+# command line reads it, and turned into rsl_rl's train config by the rsl_rl engine's own mapping
+EXPERIMENT = configs.load("quadruped_walk")
+TASK = EXPERIMENT.task
+TASK_KWARGS = dict(EXPERIMENT.task_kwargs)  # the rest: the task's defaults (docs/tasks.md)
+SETTINGS = EXPERIMENT.train
+TRAIN_CFG = runner_config(SETTINGS)  # rsl-rl-lib 5.5 layout
 
 
 def evaluate(policy, num_envs: int, steps: int, seed: int, **task_kwargs):
@@ -84,17 +76,18 @@ def main():
     p.add_argument("--minutes", type=float, default=10.0, help="training wall-clock budget")
     p.add_argument("--timesteps", type=int, default=None,
                    help="stop after this many env steps instead (a busy machine: budget by steps, extrapolate the time)")
-    p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument("--num-envs", type=int, default=SETTINGS["num_envs"])
     p.add_argument("--eval-every", type=int, default=25, help="iterations between evaluations")
     p.add_argument("--eval-envs", type=int, default=32)
     p.add_argument("--eval-steps", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=EXPERIMENT.seed)
     p.add_argument("--out", default="runs/quadruped_walk")
     p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt)")
     p.add_argument("--reward", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override QuadrupedRewardCfg fields (recipe search), e.g. foot_slip=-0.1")
     p.add_argument("--init-std", type=float, default=None, help="override the actor's initial std")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: every CPU, as the rsl_rl engine)")
+    p.add_argument("--threads", type=int, default=SETTINGS["torch_threads"],
+                   help="torch threads (0: every CPU, as the rsl_rl engine)")
     args = p.parse_args()
     if args.reward:
         kv = dict(x.split("=") for x in args.reward)
@@ -106,7 +99,8 @@ def main():
     torch.manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
 
-    env = rsl_rl(gym.make_vec(TASK, num_envs=args.num_envs, **TASK_KWARGS), seed=args.seed)
+    env = rsl_rl(gym.make_vec(TASK, num_envs=args.num_envs, vectorization_mode="vector_entry_point", **TASK_KWARGS),
+                 seed=args.seed)
     from rsl_rl.runners import OnPolicyRunner
 
     runner = OnPolicyRunner(env, TRAIN_CFG, log_dir=None, device="cpu")
