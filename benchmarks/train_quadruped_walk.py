@@ -7,9 +7,11 @@ operating points of the final policy. Run from the repository root:
     PYTHONPATH=$PWD python benchmarks/train_quadruped_walk.py --minutes 10 --out runs/quadruped_walk
 
 Prints one curve row per evaluation and, at the end, the gait table (duty factor, slip, clearance,
-steps per foot), |vx error|, distance, falls, the actuator saturation fraction and torque-speed
-operating points; writes ``curve.csv``, ``summary.json`` and the rsl_rl checkpoint ``model.pt`` into
-``--out``. The recipe is read from the bundled experiment (configs/experiments/quadruped_walk.yaml) and
+steps per foot), |vx error|, distance, falls (also over 256 distinct envs x 20 s), the actuator
+saturation fraction and torque-speed operating points; writes ``curve.csv``, ``summary.json`` and
+the rsl_rl checkpoint ``model.pt`` into ``--out``. ``--load OUT/train/rsl_rl_model.pt`` evaluates
+what ``actuator-gym train --experiment quadruped_walk --out OUT`` trained, without training.
+The recipe is read from the bundled experiment (configs/experiments/quadruped_walk.yaml) and
 mapped to rsl_rl's config by the rsl_rl engine's ``runner_config``, so this script and
 ``actuator-gym train --experiment quadruped_walk`` train the same thing (the engine evaluates on one
 env between iterations instead of this script's gait evaluation).
@@ -150,12 +152,20 @@ def main():
     # where the motors bind: a 5 kg payload on the trunk (Go1's rated payload), fastest forward command
     final["payload_5kg_vx_1.0"] = evaluate(policy, 16, 500, seed=30_000, geometry=QuadrupedGeometry(trunk_mass=10.0),
                                            command_ranges=((1.0, 1.0), (0.0, 0.0), (0.0, 0.0)), standing_command_prob=0.0)
+    # falls over more envs: three more batches of 64 on disjoint reset seeds (env i of a batch is reset
+    # with seed + i, so batches seeded 64 apart share no env): 256 distinct envs x 20 s with the first
+    batches = [final["default_ranges"]] + [evaluate(policy, 64, 1000, seed=20_000 + 64 * b) for b in (1, 2, 3)]
+    falls_256 = {"envs": 256, "falls": sum(f["falls"] for f in batches), "falls_per_batch": [f["falls"] for f in batches],
+                 "vx_error": float(np.mean([f["vx_error"] for f in batches]))}
     for name, fig in final.items():
         print(f"\n== {name} ==\n{format_gait(fig)}")
         for k, m in fig["motors"].items():
             print(f"  {k:8s} saturated {100 * m['saturated_fraction']:.2f} %, peak |tau| {m['peak_torque']:.1f} N·m "
                   f"(p99 {m['p99_torque']:.1f}), p99 |qd| {m['p99_speed']:.1f} rad/s (peak {m['peak_speed']:.1f})")
-    summary = {"task": TASK, "task_kwargs": {k: repr(v) for k, v in TASK_KWARGS.items()}, "train_cfg": TRAIN_CFG, "num_envs": args.num_envs,
+    print(f"\n== default ranges, 256 distinct envs x 20 s (reset seeds 20000 + 64 b) ==\n"
+          f"falls {falls_256['falls']} / 256 (per batch of 64: {falls_256['falls_per_batch']}), "
+          f"|vx err| {falls_256['vx_error']:.3f} m/s")
+    summary = {"task": TASK, "falls_256": falls_256, "task_kwargs": {k: repr(v) for k, v in TASK_KWARGS.items()}, "train_cfg": TRAIN_CFG, "num_envs": args.num_envs,
                "seed": args.seed, "train_s": train_s, "wall_s": time.time() - t0, "curve": curve, "final": final,
                "actuators": repr(go1_dc_motor_cfg())}
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
