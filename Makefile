@@ -20,12 +20,14 @@ demo: $(STAMP)
 
 # The installed-wheel smoke test first, then the whole suite (whose summary line closes the log).
 # The suite runs in one worker per core (pytest-xdist; each test is independent of the others' order).
+SUITE := $(PY) -m pytest -n auto --dist worksteal tests
+
 test: $(STAMP)
 	@$(MAKE) --no-print-directory wheel-test
-	$(PY) -m pytest -n auto --dist worksteal tests
+	$(SUITE)
 
 unit-test: $(STAMP)
-	$(PY) -m pytest -n auto --dist worksteal tests
+	$(SUITE)
 
 # Build the wheel, install it (with the pinned dependencies) into a fresh environment, and run
 # tests_installed/ with that environment's Python from an empty temporary folder.

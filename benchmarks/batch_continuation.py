@@ -106,8 +106,9 @@ def main() -> None:
             print(f"{name:22s} " + " ".join(f"{c:12.2f} ({raw / c:4.2f})" for c in cells))
         a, p = batches["non-persistent"], batches["persistent"]
         load(a), load(p)
+        backend_native, two_calls = patterns(S)["native (backend)"], patterns(S)["native, two calls"]
         for _ in range(5):
-            patterns(S)["native (backend)"](a), patterns(S)["native, two calls"](p)
+            backend_native(a), two_calls(p)
         same = all(np.array_equal(a.bind(f), p.bind(f)) for f in ("qpos", "qvel", "xpos", "xmat"))
         print(f"persistent two calls = the backend's native pattern bit for bit (qpos, qvel, xpos, xmat): {same}")
     print("load average (1, 5, 15 min): %.2f %.2f %.2f" % os.getloadavg())

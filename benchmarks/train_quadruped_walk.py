@@ -144,8 +144,8 @@ def main():
     # fixed commands (vx, vy, yaw rate): the gait at one forward speed, and what a policy can miss while the
     # default ranges' mean hides it: standing still (the augmented seed-0 policy fell in 9 of 16 here),
     # backwards, sideways, turning
-    fixed = {"vx_0.5": (0.5, 0.0, 0.0), "vx_1.0": (1.0, 0.0, 0.0), "stand": (0.0, 0.0, 0.0), "vx_-0.5": (-0.5, 0.0, 0.0),
-             "vy_0.4": (0.0, 0.4, 0.0), "yaw_0.8": (0.0, 0.0, 0.8)}
+    fixed = {"vx_0.5": (0.5, 0.0, 0.0), "vx_1.0": (1.0, 0.0, 0.0), "stand": (0.0, 0.0, 0.0),
+             "vx_-0.5": (-0.5, 0.0, 0.0), "vy_0.4": (0.0, 0.4, 0.0), "yaw_0.8": (0.0, 0.0, 0.8)}
     for name, command in fixed.items():
         final[name] = evaluate(policy, 16, 500, seed=30_000, command_ranges=tuple((c, c) for c in command),
                                standing_command_prob=0.0)
@@ -165,9 +165,9 @@ def main():
     print(f"\n== default ranges, 256 distinct envs x 20 s (reset seeds 20000 + 64 b) ==\n"
           f"falls {falls_256['falls']} / 256 (per batch of 64: {falls_256['falls_per_batch']}), "
           f"|vx err| {falls_256['vx_error']:.3f} m/s")
-    summary = {"task": TASK, "falls_256": falls_256, "task_kwargs": {k: repr(v) for k, v in TASK_KWARGS.items()}, "train_cfg": TRAIN_CFG, "num_envs": args.num_envs,
-               "seed": args.seed, "train_s": train_s, "wall_s": time.time() - t0, "curve": curve, "final": final,
-               "actuators": repr(go1_dc_motor_cfg())}
+    summary = {"task": TASK, "falls_256": falls_256, "task_kwargs": {k: repr(v) for k, v in TASK_KWARGS.items()},
+               "train_cfg": TRAIN_CFG, "num_envs": args.num_envs, "seed": args.seed, "train_s": train_s,
+               "wall_s": time.time() - t0, "curve": curve, "final": final, "actuators": repr(go1_dc_motor_cfg())}
     with open(os.path.join(args.out, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=1, default=float)
 

@@ -463,7 +463,8 @@ class NativeActuators:
             push()
 
     def reset(self, env_ids: Any = None) -> None:
-        """After the reset of ``env_ids`` (None = all): the next :meth:`write_commands` restarts their delay histories and step counts."""
+        """After the reset of ``env_ids`` (None = all): their next :meth:`write_commands` fills their
+        delay histories and restarts their step count."""
         self._fresh[slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)] = True
         self._any_fresh = True
 
