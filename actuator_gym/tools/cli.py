@@ -572,7 +572,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader that left shows here, not in Python's flush at exit (block-buffered pipes)
+        return code
     except KeyboardInterrupt:
         print("actuator-gym: interrupted", file=sys.stderr)
         return 130

@@ -238,16 +238,23 @@ def test_unsafe_checkpoint_trust_comes_only_from_the_flag(tmp_path, conformance_
     assert main(["train", "--experiment", str(exp), "--allow-unsafe-checkpoint", "--out", str(tmp_path)]) == 0
 
 
-def test_list_into_a_closed_pipe_stops_quietly():
-    """`actuator-gym list | head -1`: the reader has gone; no error message, exit status 141 (SIGPIPE's)."""
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_list_into_a_closed_pipe_stops_quietly(unbuffered):
+    """`actuator-gym list | head -1`: the reader has gone; no error message, exit status 141 (SIGPIPE's),
+    whether stdout is block-buffered (a user's default: the write happens at the final flush) or not
+    (``PYTHONUNBUFFERED``, as some CI shells set it)."""
     import os
     import subprocess
     import sys
 
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
     r, w = os.pipe()
     os.close(r)  # the reader is gone before anything is written
     try:
-        p = subprocess.run([sys.executable, "-m", "actuator_gym", "list"], stdout=w, stderr=subprocess.PIPE, timeout=120)
+        p = subprocess.run([sys.executable, "-m", "actuator_gym", "list"], stdout=w, stderr=subprocess.PIPE, env=env,
+                           timeout=120)
     finally:
         os.close(w)
     assert p.returncode == 141, p.stderr
