@@ -48,22 +48,34 @@ class StepSnapshot:
     """The raw numbers of one env's control step, copied once
     (:meth:`~actuator_gym.substep.StepTelemetry.snapshot`):
     one fresh float64 array ``[computed (J), applied (J), qd (J) | substep power rows (s * J),
-    extra keys (J each)]`` that nothing writes afterwards, so every value derived from it is the
+    extra keys (J each)]`` that nothing writes afterwards (except, once, a ``derive`` filling the
+    commanded row from raw rows kept after the extras), so every value derived from it is the
     value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
     need, :meth:`values` the whole :data:`~actuator_gym.substep.TELEMETRY` dict (``info["actuator"]``)."""
 
-    __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "layout", "_efforts")
+    __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "layout", "_efforts", "_derive")
 
-    def __init__(self, buf: np.ndarray, J: int, substeps: int, physics_dt: float, held: bool, extra: Sequence[str]):
+    def __init__(self, buf: np.ndarray, J: int, substeps: int, physics_dt: float, held: bool, extra: Sequence[str],
+                 derive: Callable[[np.ndarray], None] | None = None):
         self.buf, self.J, self.substeps, self.physics_dt, self.held, self.extra = buf, J, substeps, physics_dt, held, extra
-        self.layout = (J, substeps, held, physics_dt, len(buf))
-        """``(J, substeps, held, physics_dt, width)``: snapshots of one layout stack into one
+        self.layout = (J, substeps, held, physics_dt, len(buf), derive)
+        """``(J, substeps, held, physics_dt, width, derive)``: snapshots of one layout stack into one
         array (:func:`stacked_efforts`)."""
         self._efforts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._derive = derive
+        """``derive(bufs)`` fills the commanded row of ``(m, width)`` buffers from raw rows kept after
+        the extra keys (native execution's on-demand law,
+        :mod:`~actuator_gym.backends.mujoco_native_telemetry`); run once, before the first read."""
+
+    def _head(self) -> None:
+        if self._derive is not None:
+            self._derive(self.buf[None])  # a function of the rest of the buffer: the step's value whenever run
+            self._derive = None
 
     def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(applied_effort, saturated, energy)`` of the step (computed once)."""
         if self._efforts is None:
+            self._head()
             self._keep_efforts(power_terms(self._power_rows(), self.substeps, self.physics_dt, mean=False)[2])
         return self._efforts
 
@@ -81,6 +93,7 @@ class StepSnapshot:
     def values(self) -> dict[str, np.ndarray]:
         """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
         as :meth:`~actuator_gym.substep.StepTelemetry.finish` computes them (the same operations)."""
+        self._head()
         b, J, s = self.buf, self.J, self.substeps
         power, mean, energy = power_terms(self._power_rows(), s, self.physics_dt)  # (energy: as efforts())
         if self._efforts is None:
@@ -202,8 +215,10 @@ def stacked_efforts(snapshots: Sequence[StepSnapshot]) -> tuple[np.ndarray, np.n
     """``(applied_effort, saturated, energy)``, each ``(len(snapshots), J)``, of snapshots of one
     layout (:attr:`StepSnapshot.layout`): :meth:`StepSnapshot.efforts` of each, computed for all of
     them in one pass (the episode statistics' deferred accumulation)."""
-    J, s, held, dt, width = snapshots[0].layout
+    J, s, held, dt, width, derive = snapshots[0].layout
     b = np.concatenate([x.buf for x in snapshots]).reshape(len(snapshots), width)  # (faster than np.stack)
+    if derive is not None:
+        derive(b)  # (the stacked copy; each snapshot derives its own when read)
     c, a = b[:, :J], b[:, J:2 * J]
     rows = (a * b[:, 2 * J:3 * J])[None] if held else b[:, 2 * J:(2 + s) * J].reshape(len(b), s, J).transpose(1, 0, 2)
     return a, c != a, power_terms(rows, s, dt, mean=False)[2]

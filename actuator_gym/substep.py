@@ -107,9 +107,16 @@ class NativeGroups(Protocol):
     cols: Any
     """Their collection columns."""
 
-    def telemetry(self, computed: Any, applied: Any, qd: Any, substeps: int) -> None:
+    def telemetry(self, computed: Any, applied: Any, qd: Any, substeps: int, deferred: bool = False) -> None:
         """The last substep's commanded and applied efforts and the velocity the actuators read,
-        written into ``(num_envs, num_joints)`` collection-order buffers (``substeps``: in this control step)."""
+        written into ``(num_envs, num_joints)`` collection-order buffers (``substeps``: in this control
+        step; ``deferred``: of a step :meth:`defer_telemetry` counted)."""
+
+    def defer_telemetry(self, substeps: int) -> bool:
+        """Whether the step just run may be read later through :meth:`snapshot` (then it is counted)."""
+
+    def snapshot(self, cols: Any, extra_keys: Any, extra: Any, substeps: int, physics_dt: float) -> Any:
+        """One env's deferred step as a ``StepSnapshot`` (the values :meth:`telemetry` gives)."""
 
     def substep_power(self) -> Any:
         """``(num_envs, len(cols))``: the power [W] of the substep that just ran (a mix)."""
@@ -353,6 +360,7 @@ class SubstepEngine:
         self._begins = [p.begin for p in self.participants if callable(getattr(p, "begin", None))]
         self._tels = [p.telemetry for p in self.participants if callable(getattr(p, "telemetry", None))]
         self._substeps = 0
+        self._native_deferred = 0  # substeps of a deferred native control step (0: none)
         self.num_substeps = int(num_substeps)
         self.capture_physics = False
         """Whether the consumer replays its physics substep from a graph (device backends)."""
@@ -377,6 +385,11 @@ class SubstepEngine:
             self.substep = self._plain_substep()
         self.native = native
         self.mixed = False
+        self.defer_native_telemetry = False
+        """Native groups, one consumer reading :meth:`snapshot`: leave the step's telemetry to be
+        derived on demand where the groups allow it (``NativeGroups.defer_telemetry``); then the
+        collection's effort buffers of the native groups are written only when :meth:`telemetry`
+        reads the step (the wrapper's hot path, docs/native.md)."""
         if native is not None:
             if self.participants or not isinstance(self._applied, np.ndarray):
                 raise ValueError("SubstepEngine: native groups run on numpy state without participants")
@@ -409,9 +422,18 @@ class SubstepEngine:
             native.telemetry(self._computed, self._applied, self._qd_last, n)
             return
         advance(n)
+        self._substeps = n
+        if self.defer_native_telemetry and native.defer_telemetry(n):
+            self._native_deferred = n  # read on demand: snapshot() / telemetry() (nothing computed now)
+            return
         native.telemetry(self._computed, self._applied, self._qd_last, n)
         self.telemetry_rows.record_held(self._applied, self._qd_last, n)
-        self._substeps = n
+
+    def _read_deferred(self) -> None:
+        """The deferred native step's efforts into the collection's buffers (an eager reader)."""
+        n, self._native_deferred = self._native_deferred, 0
+        self.native.telemetry(self._computed, self._applied, self._qd_last, n, deferred=True)
+        self.telemetry_rows.record_held(self._applied, self._qd_last, n)
 
     def _native_power(self, k: int) -> None:
         """Substep ``k`` of a mix just ran: the native columns of its power row from the engine."""
@@ -494,6 +516,7 @@ class SubstepEngine:
     def begin(self) -> None:
         """Start a control step (the telemetry counts its substeps from here; participants' ``begin``)."""
         self._substeps = 0
+        self._native_deferred = 0
         if self.telemetry_rows is not None:
             self.telemetry_rows.begin()
         for begin in self._begins:
@@ -520,6 +543,8 @@ class SubstepEngine:
         :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (numpy joint groups; the raw rows copied
         once, the :data:`TELEMETRY` values derived from it on demand: the same numbers as
         :meth:`telemetry`); ``extra`` arrays appended under ``extra_keys``."""
+        if self._native_deferred:
+            return self.native.snapshot(cols, extra_keys, extra, self._native_deferred, self.dt)
         return self.telemetry_rows.snapshot(self._computed, self._applied, cols, extra_keys, extra)
 
     def telemetry(self, cols: Any = None) -> dict[str, np.ndarray]:
@@ -527,6 +552,8 @@ class SubstepEngine:
         env's joints ``cols = (env, joint_ids)`` only when given; the consumer adds ``joint_pos`` /
         ``joint_vel`` after the step; none without joint groups), plus the participants' keys
         (rotor groups: :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
+        if self._native_deferred:
+            self._read_deferred()
         out = {} if self.collection is None else self.telemetry_rows.finish(self._computed, self._applied, cols)
         for tel in self._tels:
             out.update(tel())

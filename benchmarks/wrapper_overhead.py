@@ -17,6 +17,14 @@ table shows median steps/s and the median of the per-round ratios wrapped / plai
 
 Rows marked ``[native]`` run the same groups with ``execution="native"`` (MuJoCo's own actuators,
 one ``mj_step`` call per control step; docs/native.md); their baseline replays their own efforts.
+
+The row ``... [native floor]`` bounds what any wrapper of the delayed native variant can reach: a
+bare ``gymnasium.Wrapper`` over the same native model that, per step, writes the controls the
+wrapper wrote at that step (recorded: no action mapping, no check), steps the physics in one
+``mj_step`` call and copies the native force, velocity and the joint state once (no telemetry
+arithmetic, no episode statistics, no delay prefill at reset); its baseline is the wrapper's.
+``... [native eager]``: the same wrapper computing the native commanded torque at every step
+(``engine.defer_native_telemetry = False``) instead of when ``info["actuator"]`` is read.
 The machine's load average is printed first: compare rows of one run only.
 """
 
@@ -31,6 +39,7 @@ import warnings
 from pathlib import Path
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -86,6 +95,56 @@ def run(env, actions) -> float:
     return len(actions) / (time.perf_counter() - t)
 
 
+FLOOR_OF = {"Ant": "DCMotor + delay U{0..2} [native]", "InvertedPendulum": "DelayedPD U{0..2} [native]"}
+"""The variant whose floor is measured, per env family."""
+
+
+class NativeFloor(gym.Wrapper):
+    """The least a wrapper of native actuators does per step (module doc): replays ``ctrls`` (the
+    controls a native ``ActuatorWrapper`` wrote, one per step of the rollout; ``reset(seed=...)``
+    starts them again), one ``mj_step(model, data, frame_skip)``, one copy of the telemetry rows."""
+
+    def __init__(self, native_wrapper, ctrls: list[np.ndarray]):
+        super().__init__(native_wrapper.env)
+        base = native_wrapper.unwrapped  # its model and data are the native ones (installed by the wrapper)
+        m, d = base.model, base.data
+
+        def simulate(ctrl, n_frames):  # (Gymnasium's own method name, set on the instance as the wrapper does)
+            mujoco.mj_step(m, d, n_frames)
+            mujoco.mj_rnePostConstraint(m, d)
+
+        base._step_mujoco_simulation = simulate
+        n = len(native_wrapper.joint_names)
+        self._rows = (d.actuator_force[m.nu - n:], d.actuator_velocity[m.nu - n:], d.qpos, d.qvel)
+        self._ctrl, self._ctrls, self._i = d.ctrl, ctrls, 0
+        self._zero = np.zeros(native_wrapper.action_space.shape)
+
+    def step(self, action):
+        self._ctrl[:] = self._ctrls[self._i % len(self._ctrls)]
+        self._i += 1
+        obs, reward, terminated, truncated, info = self.env.step(self._zero)
+        info = dict(info)
+        info["actuator"] = np.concatenate(self._rows)
+        return obs, reward, terminated, truncated, info
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self._i = 0
+        return self.env.reset(seed=seed, options=options)
+
+
+def recorded_controls(wrapped, actions) -> list[np.ndarray]:
+    """The wrapper's ``data.ctrl`` after each step of the rollout ``run`` makes (the same resets)."""
+    ctrl, out = wrapped.unwrapped.data.ctrl, []
+    wrapped.reset(seed=0)
+    for a in actions:
+        _, _, term, trunc, _ = wrapped.step(a)
+        out.append(ctrl.copy())
+        if term or trunc:
+            wrapped.reset()
+    return out
+
+
 def replayed_torques(wrapped, actions, plain) -> list[np.ndarray]:
     """Applied efforts of a wrapped rollout, as plain-env ctrl (the env's actuator order)."""
     model = plain.unwrapped.model
@@ -124,6 +183,13 @@ def main() -> None:
                 acts = [env.action_space.sample() for _ in range(args.steps)]
                 base_acts = replayed_torques(env, acts, plain)
             cases.append((name, baseline, env, acts, base_acts))
+            if name == FLOOR_OF.get(env_id.split("-")[0]):
+                floor_of = make(gym.make(env_id))
+                floor = NativeFloor(floor_of, recorded_controls(floor_of, acts))
+                cases.append((name.replace("[native]", "[native floor]"), "the same", floor, acts, base_acts))
+                eager = make(gym.make(env_id))
+                eager.engine.defer_native_telemetry = False  # the law's arithmetic at every step
+                cases.append((name.replace("[native]", "[native eager]"), "the same", eager, acts, base_acts))
         for name, baseline, env, acts, base_acts in cases:
             w_rates, p_rates = [], []
             for _ in range(args.rounds):

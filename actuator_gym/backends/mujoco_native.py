@@ -46,6 +46,8 @@ import numpy as np
 
 from ..actuators.motor_physics import NATIVE_ONLY_FORM
 from .mujoco_model_copy import copy_model_values
+from .mujoco_native_history import HistoryPrefill
+from .mujoco_native_telemetry import LAW_ROWS, RawSnapshots, drive_torque, limit_acted, screen_limits
 from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, native_only_fields, refuse_native_only, write_physics
 
 __all__ = ["EXECUTIONS", "NativeCompiler", "NativeActuators", "NativeForm", "OneWorld", "native_plan",
@@ -370,42 +372,16 @@ class NativeActuators:
         self._tmp = np.zeros((N, n)), np.zeros((N, n)), np.zeros((N, n), bool)
         self._lag = np.zeros((N, n), dtype=np.int64)
         self._longest_lag = 0
-        self._law = tuple(np.zeros((N, n)) for _ in range(4)) + (np.full((N, n), np.inf), np.zeros((N, n)),
-                                                                  np.full((N, n), np.inf))
-        self._vscreen = np.full((N, n), np.inf)  # vmax (1 - 1e-9): the voltage-clip screen of telemetry()
-        if len(self.delayed):
-            self._history_template()
-
-    def _history_template(self) -> None:
-        """Where ``mj_initCtrlHistory`` puts what, found once by calling it on a scratch ``MjData`` at
-        time 0: the constant slots of each delayed actuator's block (its values with zero controls),
-        the timestamp slots (they move with the world's time) and the slot of each (sample, control)
-        value. The prefill then writes every reset world's blocks in a few array operations."""
-        m, dt, first = self.model, float(self.model.opt.timestep), self.first_actuator
-        d = mujoco.MjData(m)
-        idx, base, tmask, vslot, vsrc = [], [], [], [], []
-        for i in self.delayed:
-            n, nc = int(m.actuator_history[i, 0]), int(m.actuator_ctrlnum[i])
-            a = int(m.actuator_historyadr[i])
-            blk = np.arange(a, a + 2 + n * (1 + nc))
-            t = -dt * np.arange(n, 0, -1, dtype=np.float64).reshape(-1, 1)
-            mujoco.mj_initCtrlHistory(m, d, int(i), t, np.zeros((n, nc)))
-            zero = d.history[blk].copy()
-            mujoco.mj_initCtrlHistory(m, d, int(i), t + 1.0, np.zeros((n, nc)))
-            moved = d.history[blk] - zero
-            marks = 1e6 + np.arange(n * nc, dtype=np.float64).reshape(n, nc)  # unlike any cursor or timestamp
-            mujoco.mj_initCtrlHistory(m, d, int(i), t, marks)
-            filled = d.history[blk]
-            slots = [int(np.flatnonzero(filled == v)[0]) for v in marks.ravel()]
-            idx.append(blk)
-            base.append(np.where(np.isin(np.arange(len(blk)), slots), 0.0, zero))
-            tmask.append(moved == 1.0)
-            vslot.append(blk[slots])
-            vsrc.append(np.tile(np.arange(nc), n) + 3 * (i - first))  # which of the env's (native joint, control)
-        self._hidx = np.concatenate(idx)
-        self._hbase = np.concatenate(base)
-        self._htime = np.concatenate(tmask)
-        self._hvslot, self._hvsrc = np.concatenate(vslot), np.concatenate(vsrc)
+        law = np.zeros((N, len(LAW_ROWS), n))  # one array (a raw snapshot gathers it in one piece)
+        law[:, [LAW_ROWS.index(k) for k in ("limit", "vmax", "vscreen")]] = np.inf
+        self._law = tuple(law[:, k] for k in range(len(LAW_ROWS) - 1))
+        self._vscreen = law[:, -1]  # vmax (1 - 1e-9): the voltage-clip screen of telemetry()
+        pos = np.full(self.num_joints, -1, dtype=np.intp)
+        pos[self.cols] = np.arange(n)
+        self.raw = RawSnapshots(lambda env: (self._force[env], self._velocity[env], self._length[env],
+                                             self._u[env].reshape(-1), law[env].reshape(-1)), pos, self._any_motor)
+        """One env's step as a raw snapshot (:meth:`snapshot`, after :meth:`defer_telemetry`)."""
+        self._prefill = HistoryPrefill(m, self.delayed, first) if len(self.delayed) else None
 
     # -- parameters ---------------------------------------------------------------------------
     def write_parameters(self, env_ids: Any = None) -> None:
@@ -484,21 +460,29 @@ class NativeActuators:
             fresh[:] = False
             self._any_fresh = False
             if len(self.delayed):
-                self._fill_history(envs)
+                self._prefill.fill(self.worlds, envs, self._u.reshape(len(self._u), -1))
         if len(self.delayed):
             self._commands[self._clock % len(self._commands)] = u
 
-    def _fill_history(self, envs: np.ndarray) -> None:
-        """Every delayed actuator's history of ``envs`` filled with the env's current command,
-        timestamped at the substeps before the world's time: what ``mj_initCtrlHistory`` writes
-        (its layout found once, :meth:`_history_template`), for all ``envs`` at once."""
-        hist, times = self.worlds.field("history"), self.worlds.field("time")[envs]  # current (a device's mirrors)
-        block = np.multiply.outer(times, self._htime.astype(np.float64))  # the world's time on the timestamp slots
-        block += self._hbase
-        hist[envs[:, None], self._hidx[None, :]] = block
-        hist[envs[:, None], self._hvslot[None, :]] = self._u.reshape(len(self._u), -1)[envs][:, self._hvsrc]
+    def defer_telemetry(self, substeps: int) -> bool:
+        """The control step just ran ``substeps`` substeps; whether its telemetry may be read later
+        from a raw snapshot (:meth:`snapshot`; module :mod:`~actuator_gym.backends.mujoco_native_telemetry`:
+        no PID integrator or motor physics, no lag reaching past the control step). True counts
+        the step; then :meth:`telemetry` of it takes ``deferred=True``; False: call :meth:`telemetry`."""
+        if self._any_pid or self._any_physics or (len(self.delayed) and self._longest_lag >= substeps):
+            return False
+        self._clock += 1
+        return True
 
-    def telemetry(self, out_computed: np.ndarray, out_applied: np.ndarray, out_qd: np.ndarray, substeps: int) -> None:
+    def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...], extra: Any, substeps: int,
+                 physics_dt: float):
+        """The deferred step of env ``cols[0]``, joints ``cols[1]`` (collection columns), as a
+        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` with the same values :meth:`telemetry`
+        gives (its commanded torque derived on first read)."""
+        return self.raw.snapshot(cols, extra_keys, extra, substeps, physics_dt)
+
+    def telemetry(self, out_computed: np.ndarray, out_applied: np.ndarray, out_qd: np.ndarray, substeps: int,
+                  deferred: bool = False) -> None:
         """The last substep's efforts into ``(num_envs, num_joints)`` collection-order buffers: applied
         = ``actuator_force``; computed = the controller's commanded torque ``kp (u_pos - l) + kd (u_vel
         - v) + u_ff + const [+ ki x_I]`` from the controls the engine read at the last substep (a
@@ -507,23 +491,15 @@ class NativeActuators:
         ``actuator_velocity`` and ``act``; ``out_qd``: the velocity the actuators read
         (``actuator_velocity``, gear 1). Where no limit acted (the force range did not clamp, the
         motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
-        ``saturated`` (computed != applied) means what it means on the explicit path."""
+        ``saturated`` (computed != applied) means what it means on the explicit path.
+        ``deferred``: the step was counted by :meth:`defer_telemetry` already."""
         c, force, vel = self._c, self._force, self._velocity
         out_applied[:, c] = force
         out_qd[:, c] = vel
         kp, kd, bias, ki, lim, r, vmax = self._law
         t, e, acted = self._tmp
-        # a limit can only have acted where the force sits on the force range's bound (it clamps
-        # to it exactly) or, for a motor, where R f + v is at +-Vmax (the voltage clip; screened
-        # with a 1e-9 margin, then decided on the commanded torque below)
-        np.abs(force, out=e)
-        np.greater_equal(e, lim, out=acted)
-        if self._any_motor:
-            np.multiply(r, force, out=e)
-            e += vel
-            np.abs(e, out=e)
-            acted |= e >= self._vscreen
-        clock = self._clock
+        screen_limits(force, vel, lim, r, self._vscreen, self._any_motor, e, acted)
+        clock = self._clock - 1 if deferred else self._clock
         self._clock = clock + 1
         if not self._any_physics and not acted.any():  # no limit acted: the commanded torque is the engine's force
             out_computed[:, c] = force
@@ -537,18 +513,10 @@ class NativeActuators:
             source = np.maximum((step + 1) * substeps - 1 - self._lag, 0) // substeps
             source += self._start[:, None]
             u = self._commands[source % len(self._commands), self._envs[:, None], np.arange(len(self.ids))[None, :]]
-        np.subtract(u[..., 0], self._length, out=t)
-        t *= kp
-        np.subtract(u[..., 1], vel, out=e)
-        e *= kd
-        t += e
-        t += u[..., 2]
-        t += bias
+        drive_torque(u[..., 0], u[..., 1], u[..., 2], self._length, vel, kp, kd, bias, t, e)
         if self._any_pid:
             t += ki * self._act[:, self._actadr]
-        np.greater_equal(np.abs(force), lim, out=acted)  # the force range clamps to its bound exactly
-        if self._any_motor:  # the controller's voltage reached +-Vmax
-            acted |= np.abs(r * t + vel) > vmax
+        limit_acted(force, t, vel, lim, r, vmax, self._any_motor, acted)
         # where no limit acted the engine's force is the commanded torque (to round-off in the
         # engine's order of operations): report it, so that saturated means a limit acted
         if self._any_physics:  # motor physics: the force is not the command even within the limits

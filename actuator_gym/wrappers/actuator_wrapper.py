@@ -269,6 +269,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._sim.set_substep_hook(self._substep)
         # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now
         self._lazy = not self._servos and not (self._native and self._native.has_motor_telemetry)
+        # every group native and info["actuator"] on demand: the law's arithmetic too (docs/native.md)
+        self.engine.defer_native_telemetry = self._lazy and self.execution == "native"
         self._snap_cols = (0, self._cols)  # the driven joints' collection columns, in action order
         # the state after the step (what the observation sees), in action order: (array, addresses)
         self._state = ((data.qpos, self.backend.joints.qpos_adr[cols]), (data.qvel, self.backend.joints.dof_adr[cols]))

@@ -260,3 +260,31 @@ def test_step_snapshots_equal_the_eager_telemetry_for_any_env_and_columns(held):
         for k in want:
             np.testing.assert_array_equal(values[k], want[k], err_msg=f"step {step}: {k}")
         assert values["saturated"].tolist() == [True, False]
+
+
+def test_native_steps_derive_their_commanded_torque_on_demand_and_long_lags_compute_it_at_the_step():
+    """Every group native: a step whose lags all fall within the control step leaves the law's
+    arithmetic to the snapshot (the commanded torque derived when read, alone or for 256 stacked
+    steps); a lag reaching past it (U{0..8} substeps, frame_skip 5) makes the step compute it. Both
+    give the eager values, saturated steps included."""
+    cfg = _dc(min_delay=0, max_delay=8)
+    env = ActuatorWrapper(gym.make("Ant-v5", max_episode_steps=60), actuators={"legs": cfg}, execution="native")
+    assert env.engine.defer_native_telemetry
+    env.action_space.seed(11)
+    ways, saturated = set(), 0
+    for seed in range(8):
+        env.reset(seed=seed)
+        lag = int(env.groups["legs"].parameters()["delay_steps"].max())
+        done = False
+        while not done:
+            _, _, term, trunc, info = env.step(env.action_space.sample())
+            deferred = env.engine._native_deferred > 0
+            assert deferred == (lag < 5), (seed, lag)
+            ways.add(deferred)
+            ref = _reference(env)  # (reads the deferred step the eager way)
+            for k in TELEMETRY:
+                np.testing.assert_array_equal(info["actuator"][k], ref[k], err_msg=f"seed {seed}: {k}")
+            saturated += int(ref["saturated"].any())
+            done = term or trunc
+    assert ways == {True, False} and saturated > 0
+    env.close()
