@@ -361,11 +361,18 @@ class NativeActuators:
         self._act = worlds.field("act") if self._any_pid else None
         self._fresh = np.ones(N, bool)
         self._any_fresh = True
+        self.step_channels: tuple[int, ...] | None = None
+        """The target channels (0 position, 1 velocity, 2 effort) the consumer changes between
+        resets, or None (all): :meth:`write_commands` copies only those, except at the first command
+        after a reset (every channel; ``mj_resetData`` zeroes the controls). The wrapper sets its
+        action's channels."""
         # the commands of the last control steps (as many as the longest lag can reach back), in a
         # ring indexed by the control steps since attach (``_clock``; one slice write per step for
         # every env), to report which one the engine's delayed read used at the last substep;
         # ``_start``: the clock at each env's first command since its reset
-        self._commands = np.zeros((int(m.actuator_history[self.ids, 0].max(initial=0)) + 1, N, n, 3))
+        longest = int(m.actuator_history[self.ids, 0].max(initial=0))  # the longest lag any reset can draw
+        self._commands = np.zeros((longest + 1, N, n, 3))
+        self._ring = longest > 0  # whether a lag can reach past the control step (set from its substeps)
         self._clock = 0
         self._start = np.zeros(N, dtype=np.int64)
         self._envs = np.arange(N)
@@ -452,7 +459,11 @@ class NativeActuators:
         if self._mirrored:
             self.worlds.field("ctrl")  # current, and to be pushed (a device backend's host mirror)
         u, c = self._u, self._c  # (a slice where the columns are in order: views, no gather)
-        u[:, :, 0], u[:, :, 1], u[:, :, 2] = pos[:, c], vel[:, c], eff[:, c]
+        if self._any_fresh or self.step_channels is None:
+            u[:, :, 0], u[:, :, 1], u[:, :, 2] = pos[:, c], vel[:, c], eff[:, c]
+        else:
+            for k in self.step_channels:
+                u[:, :, k] = (pos, vel, eff)[k][:, c]
         if self._any_fresh:
             fresh = self._fresh
             envs = np.flatnonzero(fresh)
@@ -461,7 +472,7 @@ class NativeActuators:
             self._any_fresh = False
             if len(self.delayed):
                 self._prefill.fill(self.worlds, envs, self._u.reshape(len(self._u), -1))
-        if len(self.delayed):
+        if self._ring:
             self._commands[self._clock % len(self._commands)] = u
 
     def defer_telemetry(self, substeps: int) -> bool:
@@ -469,6 +480,7 @@ class NativeActuators:
         from a raw snapshot (:meth:`snapshot`; module :mod:`~actuator_gym.backends.mujoco_native_telemetry`:
         no PID integrator or motor physics, no lag reaching past the control step). True counts
         the step; then :meth:`telemetry` of it takes ``deferred=True``; False: call :meth:`telemetry`."""
+        self._ring = len(self._commands) - 1 >= substeps
         if self._any_pid or self._any_physics or (len(self.delayed) and self._longest_lag >= substeps):
             return False
         self._clock += 1
@@ -493,6 +505,7 @@ class NativeActuators:
         motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
         ``saturated`` (computed != applied) means what it means on the explicit path.
         ``deferred``: the step was counted by :meth:`defer_telemetry` already."""
+        self._ring = len(self._commands) - 1 >= substeps  # (the ring is read only where a lag reaches past a step)
         c, force, vel = self._c, self._force, self._velocity
         out_applied[:, c] = force
         out_qd[:, c] = vel

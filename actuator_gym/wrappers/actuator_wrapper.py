@@ -264,7 +264,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._servos.configure()
         apply_joint_properties(property_writes)
         if self._native:
-            self._native.install(self.engine)
+            self._native.install(self.engine, self._channels)
         else:
             self._sim.set_substep_hook(self._substep)
         # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now

@@ -59,9 +59,12 @@ class WrapperNative:
                              f"controls but the env's model {model.nu}; was the model built from another file?")
         self.backend = MujocoBackend(self.model, self.data, joint_names)
 
-    def install(self, engine: Any) -> None:
-        """Make the env use the native model (after every check passed) and run ``engine``'s native step."""
+    def install(self, engine: Any, channels: Sequence[str]) -> None:
+        """Make the env use the native model (after every check passed) and run ``engine``'s native
+        step; ``channels``: the target channels the actions write (``"pos"``, ``"vel"``, ``"eff"``;
+        the others change only at resets)."""
         m, d, src = self.model, self.data, self.env_data
+        self.actuators.step_channels = tuple(("pos", "vel", "eff").index(ch) for ch in channels)
         copy_model_values(self.env_model, m)
         self.actuators.write_parameters()
         d.qpos[:], d.qvel[:], d.time = src.qpos, src.qvel, src.time
@@ -69,7 +72,9 @@ class WrapperNative:
         # which keys there are follows from the compiled groups alone: asked once, not at every step
         self.has_motor_telemetry = bool(self.actuators.motor_telemetry())
         self.sim.install_model(m, d, int(self.env_model.nu))
-        env_ctrl = d.ctrl[:int(self.env_model.nu)]
+        # the env's own actuators are replaced (as on the explicit path): their controls stay zero
+        # (the step hook does not write the action into them; a reset's mj_resetData zeroes them)
+        d.ctrl[:int(self.env_model.nu)] = 0.0
         advance = partial(mujoco.mj_step, m, d)  # advance(n): n substeps in one engine call (a mix: n = 1)
         run = engine.advance_native
 
@@ -77,7 +82,6 @@ class WrapperNative:
             if n_frames != engine.num_substeps:
                 raise RuntimeError(f"ActuatorWrapper: the env stepped {n_frames} frames, expected frame_skip="
                                    f"{engine.num_substeps}")
-            env_ctrl.fill(0.0)  # the env's own actuators are replaced (as on the explicit path)
             run(advance)
 
         self.sim.set_step_hook(step_all)

@@ -139,14 +139,15 @@ class GymnasiumMujocoAdapter:
             _point_renderer(env, *saved)
 
     def set_step_hook(self, step: Callable[[int], None]) -> None:
-        """Replace the whole simulation step: ``step(n_frames)`` advances all substeps itself (the
-        env's ``ctrl`` is written first, ``mj_rnePostConstraint`` follows, as Gymnasium does)."""
+        """Replace the whole simulation step: ``step(n_frames)`` advances all substeps itself, then
+        ``mj_rnePostConstraint`` follows, as Gymnasium does. The env's action is not written into
+        its ``ctrl`` (native execution replaces the env's own actuators: their controls stay
+        zero; ``do_simulation`` still checks the action's shape)."""
         env = self.env
         model, data = env.model, env.data
         rne_post = mujoco.mj_rnePostConstraint
 
         def _step_mujoco_simulation(ctrl, n_frames):
-            data.ctrl[: len(ctrl)] = ctrl
             step(n_frames)
             rne_post(model, data)
 

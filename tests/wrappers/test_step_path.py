@@ -151,3 +151,25 @@ def test_ideal_pd_in_effort_mode_with_zero_gains_replays_the_plain_env():
         p, w = plain.step(a), env.step(a)
         np.testing.assert_array_equal(p[0], w[0])
         assert p[1:4] == w[1:4]
+
+
+@pytest.mark.parametrize("mode", ["position", "velocity", "effort"])
+def test_native_controls_hold_every_target_channel_across_resets(mode):
+    """Native execution copies only the action's channels at a step; the others (e.g. the position
+    target in velocity mode: the joint's default, nonzero on Ant's ankles) are written at the first
+    command after each reset, whose ``mj_resetData`` zeroed the controls."""
+    env = _ant(mode, execution="native")
+    model, data = env.unwrapped.model, env.unwrapped.data
+    adr = [int(model.actuator_ctrladr[model.actuator(f"actuator_gym/legs/{n}").id]) for n in env.joint_names]
+    env.action_space.seed(3)
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        for _ in range(3):
+            env.step(env.action_space.sample())
+            want = _targets(env)
+            got = {ch: data.ctrl[np.asarray(adr) + k] for k, ch in enumerate(("pos", "vel", "eff"))}
+            for ch in want:
+                np.testing.assert_array_equal(got[ch], want[ch], err_msg=f"{mode} {ch}")
+            assert not data.ctrl[:8].any()  # the env's own actuators stay off
+    assert np.abs(want["pos"]).max() > 0.1
+    env.close()
