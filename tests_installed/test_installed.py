@@ -121,7 +121,7 @@ def test_cli_train_without_an_engine_library_names_its_extra(tmp_path):
     engine says which extra it needs, in one line, before writing anything."""
     import importlib.util
 
-    for engine, module, extra in (("sb3", "stable_baselines3", "actuator-gym[sb3]"), ("rsl_rl", "rsl_rl", "actuator-gym[rsl_rl]"),
+    for engine, module, extra in (("sb3", "stable_baselines3", "actuator-gym[sb3]"), ("rsl_rl", "rsl_rl", "actuator-gym[rsl-rl]"),
                                   ("ray", "ray", "actuator-gym[ray]")):
         assert importlib.util.find_spec(module) is None, f"{module} is installed: this test needs the wheel without it"
         r = subprocess.run([str(CLI), "train", "--engine", engine, "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)

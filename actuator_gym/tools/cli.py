@@ -240,10 +240,20 @@ def cmd_rollout(args) -> int:
         (out / "gait.json").write_text(json.dumps(figures, indent=1))
         files.append(out / "gait.json")
         print(format_gait(figures))
+    written = {Path(f).name for f in files}
+    for name in ROLLOUT_OUTPUTS:  # an earlier rollout's files that this one did not write (e.g. its video)
+        if name not in written and (out / name).is_file():
+            (out / name).unlink()
     print(f"{task}: {steps} steps, {episodes} finished episode(s), mean reward {np.mean(arrays['reward']):.4f}")
     for f in files:
         print(f"  {f}")
     return 0
+
+
+ROLLOUT_OUTPUTS = ("telemetry.npz", "telemetry.csv", "applied_effort.png", "applied_thrust.png", "joint_pos.png",
+                   "rollout.gif", "rollout.mp4", "gait.json")
+"""The files ``rollout`` writes into ``OUT/rollout/``; after a rollout, those it did not write this time
+are removed (they were an earlier rollout's); no other file there is touched."""
 
 
 def _write_video(frames, path: Path, fps: int) -> Path:
@@ -572,6 +582,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if callable(reconfigure):  # progress lines (train, transfer, fit) reach a pipe or log as they are printed
+            reconfigure(line_buffering=True)
         code = args.func(args)
         sys.stdout.flush()  # a reader that left shows here, not in Python's flush at exit (block-buffered pipes)
         return code

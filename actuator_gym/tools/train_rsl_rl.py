@@ -120,7 +120,7 @@ def train_rsl_rl(
     try:
         from rsl_rl.runners import OnPolicyRunner
     except ImportError:
-        raise ValueError("the rsl_rl engine needs rsl-rl-lib: pip install 'actuator-gym[rsl_rl]'") from None
+        raise ValueError("the rsl_rl engine needs rsl-rl-lib: pip install 'actuator-gym[rsl-rl]'") from None
     from tqdm import tqdm
 
     from ..adapters import rsl_rl

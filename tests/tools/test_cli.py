@@ -144,6 +144,11 @@ def test_rollout_video_gif(tmp_path):
 
     frames = imageio.mimread(tmp_path / "rollout" / "rollout.gif")
     assert len(frames) == 6 and frames[0].shape[:2] == (480, 480)
+    # a later rollout into the same folder without a video: the old video goes, a user's own file stays
+    (tmp_path / "rollout" / "notes.txt").write_text("mine")
+    assert main(["rollout", "--steps", "3", "--out", str(tmp_path)]) == 0
+    left = sorted(p.name for p in (tmp_path / "rollout").iterdir())
+    assert "rollout.gif" not in left and "notes.txt" in left and "telemetry.npz" in left, left
 
 
 def test_fit_synthetic_log_exports_a_loadable_net(tmp_path, capsys):
@@ -259,3 +264,25 @@ def test_list_into_a_closed_pipe_stops_quietly(unbuffered):
         os.close(w)
     assert p.returncode == 141, p.stderr
     assert b"error" not in p.stderr.lower(), p.stderr
+
+
+def test_progress_lines_reach_a_pipe_while_the_command_runs():
+    """A long command's lines (train / transfer progress) are readable through a pipe as they are
+    printed, not only when the command ends (a pipe is block-buffered by default)."""
+    import os
+    import select
+    import subprocess
+    import sys
+
+    script = ("import sys, time\nfrom actuator_gym.tools import cli\n"
+              "def slow(args):\n    print('first line')\n    time.sleep(60)\n    return 0\n"
+              "cli.cmd_list = slow\nsys.exit(cli.main(['list']))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], 30)
+        assert ready and p.stdout.readline() == b"first line\n"
+        assert p.poll() is None  # still running
+    finally:
+        p.kill()
+        p.wait()
