@@ -426,13 +426,12 @@ class SubstepEngine:
         if self.defer_native_telemetry and native.defer_telemetry(n):
             self._native_deferred = n  # read on demand: snapshot() / telemetry() (nothing computed now)
             return
-        native.telemetry(self._computed, self._applied, self._qd_last, n)
-        self.telemetry_rows.record_held(self._applied, self._qd_last, n)
+        self._read_native(n)
 
-    def _read_deferred(self) -> None:
-        """The deferred native step's efforts into the collection's buffers (an eager reader)."""
-        n, self._native_deferred = self._native_deferred, 0
-        self.native.telemetry(self._computed, self._applied, self._qd_last, n, deferred=True)
+    def _read_native(self, n: int, deferred: bool = False) -> None:
+        """The native step's efforts (``n`` substeps) into the collection's buffers, its power row held
+        (``deferred``: a step left to be read on demand, read now by an eager reader)."""
+        self.native.telemetry(self._computed, self._applied, self._qd_last, n, deferred=deferred)
         self.telemetry_rows.record_held(self._applied, self._qd_last, n)
 
     def _native_power(self, k: int) -> None:
@@ -553,7 +552,8 @@ class SubstepEngine:
         ``joint_vel`` after the step; none without joint groups), plus the participants' keys
         (rotor groups: :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
         if self._native_deferred:
-            self._read_deferred()
+            n, self._native_deferred = self._native_deferred, 0
+            self._read_native(n, deferred=True)
         out = {} if self.collection is None else self.telemetry_rows.finish(self._computed, self._applied, cols)
         for tel in self._tels:
             out.update(tel())

@@ -133,16 +133,22 @@ class NativeFloor(gym.Wrapper):
         return self.env.reset(seed=seed, options=options)
 
 
-def recorded_controls(wrapped, actions) -> list[np.ndarray]:
-    """The wrapper's ``data.ctrl`` after each step of the rollout ``run`` makes (the same resets)."""
-    ctrl, out = wrapped.unwrapped.data.ctrl, []
+def recorded(wrapped, actions, read) -> list[np.ndarray]:
+    """``read(info)`` after each step of the rollout ``run`` makes of ``wrapped`` (the same resets)."""
+    out = []
     wrapped.reset(seed=0)
     for a in actions:
-        _, _, term, trunc, _ = wrapped.step(a)
-        out.append(ctrl.copy())
+        _, _, term, trunc, info = wrapped.step(a)
+        out.append(read(info))
         if term or trunc:
             wrapped.reset()
     return out
+
+
+def recorded_controls(wrapped, actions) -> list[np.ndarray]:
+    """The wrapper's ``data.ctrl`` after each step of the rollout."""
+    ctrl = wrapped.unwrapped.data.ctrl
+    return recorded(wrapped, actions, lambda info: ctrl.copy())
 
 
 def replayed_torques(wrapped, actions, plain) -> list[np.ndarray]:
@@ -150,14 +156,8 @@ def replayed_torques(wrapped, actions, plain) -> list[np.ndarray]:
     model = plain.unwrapped.model
     gear = model.actuator_gear[:, 0]
     lo, hi = model.actuator_ctrlrange.T
-    out = []
-    wrapped.reset(seed=0)
-    for a in actions:
-        _, _, term, trunc, info = wrapped.step(a)
-        out.append(np.clip(info["actuator"]["applied_effort"] / gear, lo, hi).astype(np.float32))
-        if term or trunc:
-            wrapped.reset()
-    return out
+    return recorded(wrapped, actions,
+                    lambda info: np.clip(info["actuator"]["applied_effort"] / gear, lo, hi).astype(np.float32))
 
 
 def main() -> None:

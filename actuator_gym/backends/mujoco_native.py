@@ -475,13 +475,23 @@ class NativeActuators:
         if self._ring:
             self._commands[self._clock % len(self._commands)] = u
 
+    def _reads_ring(self, substeps: int) -> bool:
+        """Whether a lag in force reaches past the control step of ``substeps`` substeps (then the
+        command the last substep read is an earlier step's, from the ring)."""
+        return bool(len(self.delayed)) and self._longest_lag >= substeps
+
+    def _note_substeps(self, substeps: int) -> None:
+        """A control step of ``substeps`` ran: the ring is written from now on only where a lag any
+        reset can draw reaches past such a step."""
+        self._ring = len(self._commands) - 1 >= substeps
+
     def defer_telemetry(self, substeps: int) -> bool:
         """The control step just ran ``substeps`` substeps; whether its telemetry may be read later
         from a raw snapshot (:meth:`snapshot`; module :mod:`~actuator_gym.backends.mujoco_native_telemetry`:
         no PID integrator or motor physics, no lag reaching past the control step). True counts
         the step; then :meth:`telemetry` of it takes ``deferred=True``; False: call :meth:`telemetry`."""
-        self._ring = len(self._commands) - 1 >= substeps
-        if self._any_pid or self._any_physics or (len(self.delayed) and self._longest_lag >= substeps):
+        self._note_substeps(substeps)
+        if self._any_pid or self._any_physics or self._reads_ring(substeps):
             return False
         self._clock += 1
         return True
@@ -505,7 +515,7 @@ class NativeActuators:
         motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
         ``saturated`` (computed != applied) means what it means on the explicit path.
         ``deferred``: the step was counted by :meth:`defer_telemetry` already."""
-        self._ring = len(self._commands) - 1 >= substeps  # (the ring is read only where a lag reaches past a step)
+        self._note_substeps(substeps)
         c, force, vel = self._c, self._force, self._velocity
         out_applied[:, c] = force
         out_qd[:, c] = vel
@@ -518,7 +528,7 @@ class NativeActuators:
             out_computed[:, c] = force
             return
         u = self._u
-        if len(self.delayed) and self._longest_lag >= substeps:
+        if self._reads_ring(substeps):
             # the env's control step since its reset is clock - start; its last substep is
             # (step + 1) S - 1 since the reset, whose command came from control step
             # max(0, (step + 1) S - 1 - L) // S (in the ring at start + that; this step's u where L < S)

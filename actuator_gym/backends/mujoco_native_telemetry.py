@@ -28,6 +28,7 @@ own (no lag reaches back past the control step), and no PID integrator or motor 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Sequence
 
 import numpy as np
@@ -99,19 +100,6 @@ def derive_commanded(b: np.ndarray, J: int, raw_at: int, any_motor: bool) -> Non
     np.copyto(b[:, :J], t, where=acted)
 
 
-class _Derive:
-    """:func:`derive_commanded` bound to one snapshot layout (one object per plan: snapshots that
-    share it stack into one pass)."""
-
-    __slots__ = ("J", "raw_at", "any_motor")
-
-    def __init__(self, J: int, raw_at: int, any_motor: bool):
-        self.J, self.raw_at, self.any_motor = J, raw_at, any_motor
-
-    def __call__(self, b: np.ndarray) -> None:
-        derive_commanded(b, self.J, self.raw_at, self.any_motor)
-
-
 class RawSnapshots:
     """One world's raw rows as :class:`~actuator_gym.lazy_telemetry.StepSnapshot` s (module doc).
 
@@ -154,4 +142,6 @@ class RawSnapshots:
         index += [L + p, U + 3 * p, U + 3 * p + 1, U + 3 * p + 2]
         index += [law[k] + p for k in RAW_ROWS[4:]]
         J = len(ids)
-        return arrays, np.concatenate(index), J, _Derive(J, (3 + len(extra)) * J, self._any_motor)
+        # one derive object per plan: snapshots that share it stack into one pass (StepSnapshot.layout)
+        derive = partial(derive_commanded, J=J, raw_at=(3 + len(extra)) * J, any_motor=self._any_motor)
+        return arrays, np.concatenate(index), J, derive
