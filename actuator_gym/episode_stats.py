@@ -126,8 +126,7 @@ class EpisodeStats:
                       for keys, w, acc in self._acc.values()]
         # a single env's rows, 1-D: the lean path of :meth:`update`
         self._single = ([(keys, (w,), rows1) for keys, w, _, rows1 in self._rows] if self.num_envs == 1 else None)
-        self.steps = np.zeros(self.num_envs, dtype=np.int64)
-        """Control steps accumulated since each env's reset."""
+        self._steps = np.zeros(self.num_envs, dtype=np.int64)  # (deferred steps counted when reduced)
         self._pending: list[StepSnapshot] = []  # deferred single-env steps (:meth:`defer`)
         # the telemetry width a deferred snapshot must have: a single env with joint groups only
         single = self._single
@@ -161,6 +160,13 @@ class EpisodeStats:
                 groups[g] = ("rotor", np.arange(c.start, c.stop))
         return cls(num_envs, groups)
 
+    @property
+    def steps(self) -> np.ndarray:
+        """Control steps accumulated since each env's reset, ``(num_envs,)`` (deferred steps included)."""
+        if self._pending:
+            self._flush()
+        return self._steps
+
     def reset(self, env_ids: Any = None) -> None:
         """Start a new episode for ``env_ids`` (None: every env): their statistics restart from zero."""
         ids = slice(None) if env_ids is None else np.asarray(env_ids, dtype=np.intp)
@@ -168,7 +174,7 @@ class EpisodeStats:
             self._pending = []
         for _, _, acc in self._acc.values():
             acc[:, ids] = 0.0
-        self.steps[ids] = 0
+        self._steps[ids] = 0
 
     def update(self, telemetry: Mapping[str, np.ndarray], stepped: np.ndarray | None = None) -> None:
         """Add one control step's telemetry (``(num_envs, columns)`` arrays, or ``(columns,)`` for a
@@ -181,7 +187,7 @@ class EpisodeStats:
                 if telemetry[keys[0]].shape != shape:
                     break  # (1, columns) rows, or more columns than the groups read: the general path
             else:
-                self.steps[0] += 1
+                self._steps[0] += 1
                 for (eff, sat, en), _, rows1 in single:
                     effort = telemetry[eff]
                     _accumulate(rows1, effort, telemetry[sat] if sat else telemetry["computed_thrust"] != effort,
@@ -189,7 +195,7 @@ class EpisodeStats:
                 return
         add, maximum = np.add, np.maximum
         where = True if stepped is None else np.asarray(stepped, dtype=bool)[:, None]
-        self.steps += 1 if stepped is None else stepped
+        self._steps += 1 if stepped is None else stepped
         for (eff, sat, en), w, rows, rows1 in self._rows:
             effort = telemetry[eff][..., :w]
             energy, abs_sum, peak, n_sat = rows1 if rows1 is not None and effort.ndim == 1 else rows
@@ -211,8 +217,7 @@ class EpisodeStats:
         if snapshot.J != self._deferrable:
             self.update(dict(zip(_JOINT, snapshot.efforts())))
             return
-        self.steps[0] += 1
-        pending = self._pending
+        pending = self._pending  # (counted into steps when reduced: _flush)
         pending.append(snapshot)
         if len(pending) >= _DEFERRED_STEPS:
             self._flush()
@@ -221,6 +226,7 @@ class EpisodeStats:
         """Reduce the deferred snapshots (runs of one layout at a time) into the accumulators."""
         pending, rows = self._pending, self._single[0][2]
         self._pending = []
+        self._steps[0] += len(pending)
         while pending:
             layout = pending[0].layout
             n = len(pending)
@@ -238,7 +244,7 @@ class EpisodeStats:
     def _values(self, ids: Any) -> dict[str, dict[str, np.ndarray]]:
         if self._pending:
             self._flush()
-        steps = np.maximum(self.steps[ids], 1)
+        steps = np.maximum(self._steps[ids], 1)
         out = {}
         for g, kind, cols in self._groups:
             acc = self._acc[kind][2][:, ids][..., cols]  # (4, envs, group columns)

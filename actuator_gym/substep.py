@@ -402,10 +402,12 @@ class SubstepEngine:
             self._native_cols = np.asarray(native.cols, dtype=np.intp)
             collection.skip_groups(list(native.groups) if explicit else [])
 
-    def advance_native(self, advance: Callable[[int], None]) -> None:
+    def advance_native(self, advance: Callable[[int], None], substeps: int | None = None) -> None:
         """The control step of native groups (module doc): targets into the engine's controls,
         ``advance(num_substeps)`` (all substeps in one engine call), the last substep's efforts
-        back; the power row of the last substep stands for all of them.
+        back; the power row of the last substep stands for all of them. ``substeps``: the substeps
+        the caller's env asked for (a wrapped env's ``n_frames``), a ``RuntimeError`` unless
+        :attr:`num_substeps`.
 
         A mix (:attr:`mixed`: some groups explicit, the collection skips the native ones) runs the
         explicit groups through :meth:`run`, one ``advance(1)`` per substep: their efforts are
@@ -413,6 +415,9 @@ class SubstepEngine:
         engine's actuators carry them); after each substep the native columns' power row is read
         from the engine (exact per substep, so ``mean_power`` / ``energy`` are the explicit sums)."""
         native, n = self.native, self.num_substeps
+        if substeps is not None and substeps != n:
+            raise RuntimeError(f"SubstepEngine: the env stepped {substeps} substeps (frames), expected {n} "
+                               "(frame_skip changed during the step?)")
         native.write_commands(*self._targets)
         if self.mixed:
             nc = self._native_cols

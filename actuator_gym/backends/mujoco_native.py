@@ -373,6 +373,7 @@ class NativeActuators:
         longest = int(m.actuator_history[self.ids, 0].max(initial=0))  # the longest lag any reset can draw
         self._commands = np.zeros((longest + 1, N, n, 3))
         self._ring = longest > 0  # whether a lag can reach past the control step (set from its substeps)
+        self._noted = 0  # the substeps of the control steps _ring was set for (0: none yet)
         self._clock = 0
         self._start = np.zeros(N, dtype=np.int64)
         self._envs = np.arange(N)
@@ -484,13 +485,15 @@ class NativeActuators:
         """A control step of ``substeps`` ran: the ring is written from now on only where a lag any
         reset can draw reaches past such a step."""
         self._ring = len(self._commands) - 1 >= substeps
+        self._noted = substeps
 
     def defer_telemetry(self, substeps: int) -> bool:
         """The control step just ran ``substeps`` substeps; whether its telemetry may be read later
         from a raw snapshot (:meth:`snapshot`; module :mod:`~actuator_gym.backends.mujoco_native_telemetry`:
         no PID integrator or motor physics, no lag reaching past the control step). True counts
         the step; then :meth:`telemetry` of it takes ``deferred=True``; False: call :meth:`telemetry`."""
-        self._note_substeps(substeps)
+        if substeps != self._noted:
+            self._note_substeps(substeps)
         if self._any_pid or self._any_physics or self._reads_ring(substeps):
             return False
         self._clock += 1

@@ -76,15 +76,8 @@ class WrapperNative:
         # (the step hook does not write the action into them; a reset's mj_resetData zeroes them)
         d.ctrl[:int(self.env_model.nu)] = 0.0
         advance = partial(mujoco.mj_step, m, d)  # advance(n): n substeps in one engine call (a mix: n = 1)
-        run = engine.advance_native
-
-        def step_all(n_frames: int) -> None:
-            if n_frames != engine.num_substeps:
-                raise RuntimeError(f"ActuatorWrapper: the env stepped {n_frames} frames, expected frame_skip="
-                                   f"{engine.num_substeps}")
-            run(advance)
-
-        self.sim.set_step_hook(step_all)
+        # step(n_frames): the engine's control step, which checks n_frames against its substeps
+        self.sim.set_step_hook(partial(engine.advance_native, advance))
 
     def reset(self) -> None:
         """After the env's reset and the groups' re-draw: the values in force into the model, and the

@@ -155,10 +155,12 @@ def test_episode_statistics_are_the_sums_of_the_step_telemetry(execution):
         if len(refs) % 2:  # a caller editing its arrays in place changes neither the statistics nor the env
             info["actuator"]["applied_effort"][:] = 0.0
             info["actuator"]["saturated"][:] = False
-        if len(refs) == 100:  # a read mid-episode sees every step so far
+        if len(refs) == 100:  # a read mid-episode sees every step so far (the step count too)
+            assert env.episode_stats.steps.tolist() == [100]
             mid = env.episode_stats.env_record(0)
             assert mid["hips"]["energy"] == pytest.approx(_expected_record(refs, hips)["energy"], rel=1e-12)
     assert len(refs) > 256 and EPISODE_INFO_KEY in info
+    assert env.episode_stats.steps.tolist() == [len(refs)]
     record = info[EPISODE_INFO_KEY]
     sat = 0.0
     for group, ids in (("hips", hips), ("ankles", ankles), (ALL_JOINTS, hips + ankles)):

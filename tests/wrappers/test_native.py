@@ -180,6 +180,11 @@ def test_the_env_keeps_its_own_controls_and_gets_its_model_back_on_close(arm_pat
     assert np.all(env.data.ctrl[:2] == 0.0)  # replaced, as on the explicit path
     with pytest.raises(ValueError, match=r"Action dimension mismatch. Expected \(2,\)"):
         env.do_simulation(np.zeros(3), 1)
+    # a simulation of another number of frames than the control step's substeps is refused, unstepped
+    t = env.data.time
+    with pytest.raises(RuntimeError, match=rf"stepped {FRAME_SKIP + 1} substeps \(frames\), expected {FRAME_SKIP}"):
+        env.do_simulation(np.zeros(2), FRAME_SKIP + 1)
+    assert env.data.time == t
     native.close()
     assert env.model is own and "do_simulation" not in vars(env) and "_step_mujoco_simulation" not in vars(env)
 
