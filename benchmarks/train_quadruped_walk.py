@@ -20,6 +20,7 @@ env between iterations instead of this script's gait evaluation).
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import time
@@ -87,6 +88,9 @@ def main():
     p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt)")
     p.add_argument("--reward", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override QuadrupedRewardCfg fields (recipe search), e.g. foot_slip=-0.1")
+    p.add_argument("--task-arg", nargs="*", default=[], metavar="NAME=VALUE",
+                   help="override a task keyword for training and every evaluation (a Python literal), e.g. "
+                        "command_ramp_s=1.0 (evaluate a policy trained with a changed task_kwargs)")
     p.add_argument("--init-std", type=float, default=None, help="override the actor's initial std")
     p.add_argument("--threads", type=int, default=SETTINGS["torch_threads"],
                    help="torch threads (0: every CPU, as the rsl_rl engine)")
@@ -95,6 +99,9 @@ def main():
         kv = dict(x.split("=") for x in args.reward)
         TASK_KWARGS["reward_cfg"] = QuadrupedRewardCfg(**{k: (v.lower() in ("1", "true")) if k == "only_positive_rewards"
                                                            else float(v) for k, v in kv.items()})
+    for kv in args.task_arg:
+        name, _, value = kv.partition("=")
+        TASK_KWARGS[name] = ast.literal_eval(value)
     if args.init_std is not None:
         TRAIN_CFG["actor"]["distribution_cfg"]["init_std"] = args.init_std
     torch.set_num_threads(args.threads or usable_cpus())

@@ -518,7 +518,8 @@ class NativeActuators:
         motor's voltage stayed within ``Vmax``), computed is the engine's force itself, so
         ``saturated`` (computed != applied) means what it means on the explicit path.
         ``deferred``: the step was counted by :meth:`defer_telemetry` already."""
-        self._note_substeps(substeps)
+        if substeps != self._noted:
+            self._note_substeps(substeps)
         c, force, vel = self._c, self._force, self._velocity
         out_applied[:, c] = force
         out_qd[:, c] = vel

@@ -28,8 +28,10 @@ Observation (48 floats, ``(num_envs, 48)`` in the vector env), scaled as legged_
 
 Commands (vx [m/s], vy [m/s], yaw rate [rad/s]) are drawn uniformly in ``command_ranges`` at reset
 and again every ``command_resample_s`` (5 s) of an env's episode; each draw is a standing command
-(all zero) with probability ``standing_command_prob`` (0.1). All draws come from the env's own
-stream (env ``i`` of a batch equals a single env seeded ``s + i``).
+(all zero) with probability ``standing_command_prob`` (0.1); with ``command_ramp_s`` > 0 a command
+drawn within an episode is reached linearly over that time (``task.commands`` is the command in
+force, which the observation shows and the reward tracks; ``task.command_target`` the drawn one).
+All draws come from the env's own stream (env ``i`` of a batch equals a single env seeded ``s + i``).
 
 Feet (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`, ``task.feet``): the foot centres from
 the calves' poses (the ``*_foot`` sites), contact when a foot centre is below ``contact_height``
@@ -256,6 +258,10 @@ class QuadrupedCfg(TaskCfg):
     """[s]: every env draws a new command after this much of its episode (0: once per episode)."""
     standing_command_prob: float = 0.1
     """Probability that a drawn command is zero (stand still)."""
+    command_ramp_s: float = 0.0
+    """[s]: a command drawn within an episode is reached linearly over this time from the one in
+    force, as a joystick moves (0: at once, legged_gym's way); the episode's first command holds
+    from its first step."""
     obs_scales: QuadrupedObsScales = field(default_factory=QuadrupedObsScales)
     """Observation scales (module docstring)."""
     reward_cfg: QuadrupedRewardCfg = field(default_factory=QuadrupedRewardCfg)
@@ -303,7 +309,7 @@ class QuadrupedCfg(TaskCfg):
                              f"{g.trunk_size!r}, {g.hip_offset!r}")
         check_real_fields(self, name, {"min_base_height": {}, "max_tilt": dict(low=0.0), "trunk_contact_margin": {},
                                        "joint_pos_noise": dict(low=0.0), "command_resample_s": dict(low=0.0),
-                                       "standing_command_prob": dict(low=0.0, high=1.0),
+                                       "command_ramp_s": dict(low=0.0), "standing_command_prob": dict(low=0.0, high=1.0),
                                        "contact_height": dict(low=0.0, low_open=True)})
         ranges = self.command_ranges
         if not isinstance(ranges, (list, tuple)) or len(ranges) != 3:
@@ -321,7 +327,12 @@ class QuadrupedTask(BatchedTask):
     def setup(self) -> None:
         n = self.num_envs
         self.commands = np.zeros((n, 3))
-        """Velocity command per env: vx [m/s], vy [m/s], yaw rate [rad/s]."""
+        """Velocity command in force per env: vx [m/s], vy [m/s], yaw rate [rad/s]."""
+        self.command_target = np.zeros((n, 3))
+        """The last command drawn per env, which ``commands`` reaches over ``command_ramp_s``."""
+        self._command_from = np.zeros((n, 3))
+        self._ramp_left = np.zeros(n, dtype=np.int64)  # steps until ``commands`` equals ``command_target``
+        self._ramp_steps = max(0, int(round(self.cfg.command_ramp_s / self.dt)))
         self.last_actions = np.zeros((n, self.num_actions))
         self._terminated = np.zeros(n, dtype=bool)
         self.reward_terms: dict[str, np.ndarray] = {}
@@ -356,6 +367,8 @@ class QuadrupedTask(BatchedTask):
         qpos[:, 6] = np.sin(yaw / 2)
         qpos[:, self._jq] = self.default_joint_pos + rng.uniform(-cfg.joint_pos_noise, cfg.joint_pos_noise, (k, len(self._jq)))
         self.commands[env_ids] = sample_commands(rng, k, cfg.command_ranges, cfg.standing_command_prob)
+        self.command_target[env_ids] = self.commands[env_ids]
+        self._ramp_left[env_ids] = 0
         self.last_actions[env_ids] = 0.0
         self._terminated[env_ids] = False
         self._last_joint_vel[env_ids] = 0.0
@@ -422,15 +435,34 @@ class QuadrupedTask(BatchedTask):
         return rew
 
     def _resample_commands(self) -> None:
-        """Envs whose episode clock reached a multiple of ``command_resample_s`` draw a new command."""
+        """Envs whose episode clock reached a multiple of ``command_resample_s`` draw a new command,
+        in force at once or reached linearly over ``command_ramp_s``."""
         if not self._resample_steps:
             return
         due = (self.episode_step > 0) & (self.episode_step % self._resample_steps == 0)
         if due.any():
             ids = np.flatnonzero(due)
             cfg = self.cfg
-            self.commands[ids] = sample_commands(self.streams.for_envs(ids), len(ids), cfg.command_ranges,
-                                                 cfg.standing_command_prob)
+            self.command_target[ids] = sample_commands(self.streams.for_envs(ids), len(ids), cfg.command_ranges,
+                                                       cfg.standing_command_prob)
+            self._command_from[ids] = self.commands[ids]
+            self._ramp_left[ids] = self._ramp_steps
+            if not self._ramp_steps:
+                self.commands[ids] = self.command_target[ids]
+        if self._ramp_steps:
+            self._ramp_commands()
+
+    def _ramp_commands(self) -> None:
+        """One step of every ramp in progress: ``commands`` moves linearly from the command in force
+        at the draw to the drawn one, reaching it after ``command_ramp_s``."""
+        moving = self._ramp_left > 0
+        if not moving.any():
+            return
+        ids = np.flatnonzero(moving)
+        self._ramp_left[ids] -= 1
+        frac = (1.0 - self._ramp_left[ids] / self._ramp_steps)[:, None]
+        a, b = self._command_from[ids], self.command_target[ids]
+        self.commands[ids] = np.where(self._ramp_left[ids, None] == 0, b, a + (b - a) * frac)
 
     def terminated(self) -> np.ndarray:
         return self._terminated.copy()

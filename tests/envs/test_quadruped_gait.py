@@ -249,6 +249,33 @@ def test_commands_resample_in_episode_with_standing_commands_under_a_seed():
     assert 0.4 < zero.mean() < 0.6
 
 
+def test_command_ramp_reaches_each_drawn_command_linearly():
+    """``command_ramp_s`` = 5 steps, a draw every 10: the draws are those of the abrupt task (the same
+    streams), the episode's first command holds at once, and each later one is reached on the 5th
+    step after its draw, in equal fifths from the command in force; the observation shows it."""
+    kw = dict(num_envs=3, seed=5, command_resample_s=0.2, standing_command_prob=0.3, joint_pos_noise=0.0)
+    abrupt, ramped = QuadrupedTask(**kw), QuadrupedTask(command_ramp_s=0.1, **kw)
+    np.testing.assert_array_equal(ramped.commands, abrupt.commands)
+    cmds, targets = [ramped.commands.copy()], [abrupt.commands.copy()]
+    for _ in range(30):
+        abrupt.step(np.zeros((3, 12)))
+        obs, *_ = ramped.step(np.zeros((3, 12)))
+        np.testing.assert_array_equal(ramped.command_target, abrupt.commands)
+        np.testing.assert_allclose(obs[:, 45:48], ramped.commands * [2.0, 2.0, 0.25], rtol=1e-6)
+        cmds.append(ramped.commands.copy())
+        targets.append(abrupt.commands.copy())
+    cmds, targets = np.array(cmds), np.array(targets)
+    for draw in (10, 20):  # commands after step t are cmds[t]; the draws come after steps 10 and 20
+        start, goal = cmds[draw - 1], targets[draw]
+        assert np.abs(goal - start).max() > 0.1
+        for k in range(1, 6):
+            np.testing.assert_allclose(cmds[draw - 1 + k], start + (goal - start) * k / 5, atol=1e-12)
+        np.testing.assert_array_equal(cmds[draw + 4: draw + 10], np.broadcast_to(goal, (6, 3, 3)))
+    np.testing.assert_array_equal(cmds[:9], targets[:9])  # the first command: no ramp
+    with pytest.raises(ValueError, match="command_ramp_s"):
+        QuadrupedTask(num_envs=1, command_ramp_s=-1.0)
+
+
 def test_random_episode_starts_honour_the_time_limit():
     limit = 50  # 1 s at 50 Hz
     kw = dict(num_envs=12, seed=3, episode_length_s=1.0, joint_pos_noise=0.0, standing_command_prob=1.0)
