@@ -100,8 +100,13 @@ def main():
         TASK_KWARGS["reward_cfg"] = QuadrupedRewardCfg(**{k: (v.lower() in ("1", "true")) if k == "only_positive_rewards"
                                                            else float(v) for k, v in kv.items()})
     for kv in args.task_arg:
-        name, _, value = kv.partition("=")
-        TASK_KWARGS[name] = ast.literal_eval(value)
+        name, eq, value = kv.partition("=")
+        if not (name and eq):
+            p.error(f"--task-arg {kv!r}: expected NAME=VALUE, e.g. command_ramp_s=1.0")
+        try:
+            TASK_KWARGS[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            p.error(f"--task-arg {kv!r}: the value must be a Python literal (a number, bool, string, tuple)")
     if args.init_std is not None:
         TRAIN_CFG["actor"]["distribution_cfg"]["init_std"] = args.init_std
     torch.set_num_threads(args.threads or usable_cpus())

@@ -445,9 +445,10 @@ class QuadrupedTask(BatchedTask):
             cfg = self.cfg
             self.command_target[ids] = sample_commands(self.streams.for_envs(ids), len(ids), cfg.command_ranges,
                                                        cfg.standing_command_prob)
-            self._command_from[ids] = self.commands[ids]
-            self._ramp_left[ids] = self._ramp_steps
-            if not self._ramp_steps:
+            if self._ramp_steps:
+                self._command_from[ids] = self.commands[ids]
+                self._ramp_left[ids] = self._ramp_steps
+            else:
                 self.commands[ids] = self.command_target[ids]
         if self._ramp_steps:
             self._ramp_commands()
