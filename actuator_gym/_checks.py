@@ -23,7 +23,9 @@ __all__ = [
     "MAX_NUM_ENVS",
     "MAX_BATCH_ELEMENTS",
     "SEED_LIMIT",
+    "MAX_DT",
     "UnknownNameError",
+    "UnsupportedError",
     "is_int",
     "is_real",
     "type_name",
@@ -50,6 +52,9 @@ MAX_BATCH_ELEMENTS = 2**25
 many elements, and a typo such as ``num_envs=2**40`` should be an error, not an allocation."""
 SEED_LIMIT = 2**64
 """Seeds are integers in ``[0, SEED_LIMIT)`` (the range of torch's generators)."""
+MAX_DT = 1.0
+"""Largest physics substep ``dt`` [s] accepted (:func:`check_dt`): a substep is milliseconds; a
+``dt`` of ``3.5e38`` would be +inf in float32 and turn a PID integral into NaN."""
 
 _FLOAT_DTYPES = (torch.float32, torch.float64)
 _DEVICE_TYPES = ("cpu", "cuda")
@@ -63,6 +68,16 @@ class UnknownNameError(KeyError, ValueError):
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
 
+
+class UnsupportedError(NotImplementedError, ValueError):
+    """A combination the runtime does not implement (e.g. a learned drive in the Stable-PD effort
+    mode): a ``ValueError``, as every refused input of the runtime, and a ``NotImplementedError``,
+    as Newton raises for the same case (ported code catches either)."""
+
+
+SENSOR_MAX_STD = 1e6
+"""Largest sensor ``noise_std`` / ``bias_std`` (the columns' units; ``ObservationSensor`` and a transfer
+file's ``sensor:``): far past any sensor's, and the corrupted observations stay finite in float32."""
 
 def _who(owner: str, name: str) -> str:
     return f"{owner}: {name}" if owner else name
@@ -266,17 +281,19 @@ def check_names(names: Any, owner: str, name: str = "joint_names", *, what: str 
 
 
 def check_dt(dt: Any, owner: str, what: str = "dt") -> float:
-    """A physics substep [s]: a finite real number > 0 (a 0-d array or tensor is accepted)."""
+    """A physics substep [s]: a real number in ``(0, MAX_DT]`` that stays positive in float32 (a 0-d
+    array or tensor is accepted)."""
+    allowed = f"a number > 0 and <= {MAX_DT:g} (MAX_DT), positive in float32"
     if isinstance(dt, (np.ndarray, torch.Tensor)) and dt.ndim == 0:
         dt = dt.item()  # a bool or complex item is refused below
     if not is_real(dt):
-        raise TypeError(f"{owner}: {what} must be the substep in s (a finite number > 0), got {type_name(dt)} {dt!r}")
+        raise TypeError(f"{owner}: {what} must be the substep in s ({allowed}), got {type_name(dt)} {dt!r}")
     try:
         v = float(dt)
     except OverflowError:
         v = math.inf
-    if not (0.0 < v < math.inf):
-        raise ValueError(f"{owner}: {what} must be the substep in s (a finite number > 0), got {v}")
+    if not (0.0 < v <= MAX_DT) or np.float32(v) == 0.0:
+        raise ValueError(f"{owner}: {what} must be the substep in s ({allowed}), got {v}")
     return v
 
 

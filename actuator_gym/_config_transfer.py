@@ -9,8 +9,8 @@ this module holds the schema only. The runner is :mod:`actuator_gym.tools.transf
     task: actuator_gym/Pendulum-v0
     task_kwargs: {}                 # shared by every condition (a condition's own task_kwargs win)
     engine: sb3                     # training engine (sb3 | rsl_rl | ray, as `actuator-gym train --engine`)
-    train: {total_timesteps: 60000} # the engine's settings (sb3: the experiment `train:` keys, checked here;
-                                    # other engines: passed to the engine as given)
+    train: {total_timesteps: 60000} # the engine's settings, checked here (configs.TRAIN_SETTINGS, RAY_TRAIN_KEYS;
+                                    # never a Ray cluster `address`: that comes from code or --address)
     seeds: 3                        # N (seeds 0..N-1) or an explicit list of seeds >= 0
     evaluation: {episodes: 8, seed: 10000}
     train_conditions:               # >= 1: {name: condition}
@@ -20,11 +20,14 @@ this module holds the schema only. The runner is :mod:`actuator_gym.tools.transf
       learned:  {fitted_net: {...}} # a learned actuator net, fitted inside the pipeline
       laggy_encoders: {actuators: ..., sensor: {columns: [0, 1, 2], max_delay: 3, noise_std: 0.01}}
 
-A condition without ``actuators`` uses the task's default actuators. ``fitted_net`` (hardware only):
+``name`` (default: the file's name) and the condition names name output folders: letters, digits,
+``_`` and ``-`` only. A condition without ``actuators`` uses the task's default actuators. ``fitted_net`` (hardware only):
 ``group`` (the group name), ``joint_names_expr`` (regexes), ``motor`` (the analytic motor the net is
 fitted to: :data:`FIT_MOTOR_KEYS`, the keyword arguments of ``fit.generate_synthetic_log``; ``dt`` [s]
-must be the task's physics substep), ``log`` (:data:`FIT_LOG_KEYS`: log size) and ``fit``
-(:data:`FIT_KEYS`: options of ``fit.fit_actuator_net``). The net drives the group behind the DC-motor
+must be the task's physics substep, checked against the task before anything runs), ``log``
+(:data:`FIT_LOG_KEYS`: log size, at most :data:`FIT_MAX_SAMPLES` samples) and ``fit`` (:data:`FIT_KEYS`:
+options of ``fit.fit_actuator_net``; at most :data:`FIT_MAX_LAYERS` hidden layers and
+:data:`FIT_MAX_INPUT_VALUES` input values). The net drives the group behind the DC-motor
 clamp of the motor it imitates (``saturation_effort``, ``effort_limit``, ``velocity_limit``).
 ``sensor`` (hardware only, :data:`SENSOR_KEYS`): latency [control steps], bias and noise on the
 observation columns the policy reads (:class:`~actuator_gym.wrappers.sensor.ObservationSensor`).
@@ -37,10 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ._checks import SENSOR_MAX_STD
 from ._config_groups import ConfigError, key_path
 
 __all__ = ["TransferCondition", "TransferExperiment", "parse_transfer", "FIT_MOTOR_KEYS", "FIT_LOG_KEYS", "FIT_KEYS", "SENSOR_KEYS",
-           "ENGINE_NAMES", "EVALUATION_KEYS", "MAX_SEEDS", "MAX_CONDITIONS"]
+           "ENGINE_NAMES", "EVALUATION_KEYS", "MAX_SEEDS", "MAX_CONDITIONS", "FIT_MAX_LAYERS", "FIT_MAX_SAMPLES",
+           "FIT_MAX_INPUT_VALUES"]
 
 ENGINE_NAMES = ("sb3", "rsl_rl", "ray")
 """Values of ``engine:`` (the shared ``actuator-gym train --engine`` names)."""
@@ -54,6 +59,14 @@ FIT_LOG_KEYS = {"num_steps": (100, 10**6), "num_sequences": (1, 1024)}
 """``fitted_net.log`` keys and their integer ranges (defaults: 3000 steps, 8 sequences)."""
 FIT_KEYS = {"epochs": (1, 100_000), "hidden": (1, 4096), "input_idx": (0, 1024), "batch_size": (1, 2**24)}
 """``fitted_net.fit`` keys and their integer ranges (``hidden`` / ``input_idx``: lists of them); ``lr``: a number in (0, 1]."""
+FIT_MAX_LAYERS = 16
+"""Most hidden layers of a fitted net (``fitted_net.fit.hidden``; ``actuator-gym fit --hidden`` too)."""
+FIT_MAX_SAMPLES = 2**20
+"""Most samples of a fitted net's synthetic log, ``log.num_steps * log.num_sequences`` (4 float64 columns: 32 MiB)."""
+FIT_MAX_INPUT_VALUES = 2**24
+"""Most values of the fit's input matrix, ``samples * 2 * len(fit.input_idx)`` (128 MiB in float64)."""
+FIT_DEFAULT_INPUTS = 4
+"""``len(input_idx)`` of ``fit.fit_actuator_net``'s default ``input_idx`` (0, 1, 2, 3)."""
 EVALUATION_KEYS = {"episodes": 8, "seed": 10_000}
 """``evaluation:`` keys and their defaults: episodes per (policy, hardware condition), the first reset seed."""
 MAX_SEEDS = 64
@@ -136,6 +149,9 @@ def _fitted_net(x: Any, where: str, kp: str) -> dict[str, Any]:
     _only(log, FIT_LOG_KEYS, where, f"{kp}.log")
     for k, v in log.items():
         _int(v, where, f"{kp}.log.{k}", *FIT_LOG_KEYS[k])
+    samples = log.get("num_steps", 3000) * log.get("num_sequences", 8)
+    if samples > FIT_MAX_SAMPLES:
+        raise ConfigError(f"{where}: {kp}.log: num_steps * num_sequences = {samples} samples; allowed: at most {FIT_MAX_SAMPLES}")
     fit = _map(x.get("fit", {}), where, f"{kp}.fit")
     _only(fit, {*FIT_KEYS, "lr"}, where, f"{kp}.fit")
     for k, v in fit.items():
@@ -145,10 +161,18 @@ def _fitted_net(x: Any, where: str, kp: str) -> dict[str, Any]:
         elif k in ("hidden", "input_idx"):
             if not isinstance(v, list) or not v:
                 raise ConfigError(f"{where}: {kp}.fit.{k} must be a non-empty list of integers in {list(FIT_KEYS[k])}, got {v!r}")
+            if k == "hidden" and len(v) > FIT_MAX_LAYERS:
+                raise ConfigError(f"{where}: {kp}.fit.hidden must list 1 to {FIT_MAX_LAYERS} layer widths, got {len(v)}")
             for i, w in enumerate(v):
                 _int(w, where, f"{kp}.fit.{k}[{i}]", *FIT_KEYS[k])
+            if k == "input_idx" and len(set(v)) != len(v):
+                raise ConfigError(f"{where}: {kp}.fit.input_idx must not repeat a history index, got {v}")
         else:
             _int(v, where, f"{kp}.fit.{k}", *FIT_KEYS[k])
+    values = samples * 2 * len(fit.get("input_idx", range(FIT_DEFAULT_INPUTS)))
+    if values > FIT_MAX_INPUT_VALUES:
+        raise ConfigError(f"{where}: {kp}: num_steps * num_sequences * 2 * len(fit.input_idx) = {values} input values; "
+                          f"allowed: at most {FIT_MAX_INPUT_VALUES}")
     return {"group": group, "joint_names_expr": list(joints), "motor": dict(motor), "log": dict(log), "fit": dict(fit)}
 
 
@@ -172,12 +196,18 @@ def _sensor(x: Any, where: str, kp: str) -> dict[str, Any]:
     for k in ("noise_std", "bias_std"):
         v = x.get(k, 0.0)
         vals = v if isinstance(v, list) else [v]
-        ok = len(vals) in (1, len(cols)) and all(isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a) and a >= 0
+        ok = len(vals) in (1, len(cols)) and all(isinstance(a, (int, float)) and not isinstance(a, bool) and 0 <= a <= SENSOR_MAX_STD
                                                 for a in vals)
         if not ok:
-            raise ConfigError(f"{where}: {kp}.{k} must be a number >= 0 or {len(cols)} of them (one per column), got {v!r}")
+            raise ConfigError(f"{where}: {kp}.{k} must be a number in [0, {SENSOR_MAX_STD:g}] (SENSOR_MAX_STD) or "
+                              f"{len(cols)} of them (one per column), got {v!r}")
         out[k] = v
     return out
+
+
+def _folder_name(name: Any) -> bool:
+    """Whether ``name`` may name an output folder: letters, digits, '_' and '-' only (no '/', no '..')."""
+    return isinstance(name, str) and name.replace("_", "").replace("-", "").isalnum()
 
 
 def _conditions(x: Any, where: str, key: str, actuators: Callable[[Any, str], dict], hardware: bool) -> dict[str, TransferCondition]:
@@ -188,7 +218,7 @@ def _conditions(x: Any, where: str, key: str, actuators: Callable[[Any, str], di
     allowed = {"description", "actuators", "task_kwargs"} | ({"fitted_net", "sensor"} if hardware else set())
     for name, body in x.items():
         kp = key_path(key, name)
-        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+        if not _folder_name(name):
             raise ConfigError(f"{where}: {kp}: condition names must be letters, digits, '_' or '-' (they name folders), got {name!r}")
         body = _map(body, where, kp)
         _only(body, allowed, where, kp)
@@ -213,7 +243,10 @@ def parse_transfer(
 ) -> TransferExperiment:
     """Validate a ``kind: transfer`` document (see the module doc). ``actuators(value, key)`` builds an
     ``actuators:`` entry (preset name, file or inline groups); ``check_train(engine, train)`` gives the
-    engine's full settings, checked (the experiment files' check, ``configs.train_settings``)."""
+    engine's full settings, checked (``configs.train_settings`` / ``configs.ray_settings``)."""
+    if not _folder_name(name):
+        raise ConfigError(f"{where}: 'name' must be letters, digits, '_' or '-' (it names the output folder), got {name!r}; "
+                          "the default is the file's name")
     _only(doc, {"kind", "name", "description", "task", "task_kwargs", "engine", "train", "seeds", "evaluation",
                 "train_conditions", "hardware_conditions"}, where, "<top level>")
     task = doc.get("task")

@@ -10,7 +10,8 @@ count after alias expansion and the nesting depth are bounded by :class:`ConfigL
 anything is built. A preset can never switch trust on: a key ``allow_unsafe_checkpoint`` anywhere
 in a file is refused; the opt-in for checkpoint formats that can run code (TorchScript, pickle,
 ``.pt2``) comes only from code, ``configs.load(path, allow_unsafe_checkpoint=True)``, or from the
-command line, ``--allow-unsafe-checkpoint``.
+command line, ``--allow-unsafe-checkpoint``. Nor can a file choose a Ray cluster: a key ``address``
+anywhere is refused (:data:`CLUSTER_KEY`; the address comes from code or ``--address``).
 
 **Validated fully at load.** Every error is a :class:`ConfigError` (a ``ValueError``) naming the
 file, the key path and the allowed values: wrong types, unknown keys, bad regular expressions,
@@ -75,9 +76,11 @@ __all__ = [
     "UNLIMITED_FIELDS",
     "TRAIN_KEYS",
     "RSL_RL_TRAIN_KEYS",
+    "RAY_TRAIN_KEYS",
     "TRAIN_SETTINGS",
     "DEFAULT_ENGINE",
     "train_settings",
+    "ray_settings",
 ]
 
 
@@ -114,6 +117,17 @@ class ConfigLimits:
     """Largest ``len(train.net_arch)``."""
     max_net_width: int = 8192
     """Largest entry of ``train.net_arch``."""
+    max_eval_episodes: int = 10_000
+    """Largest ``train.eval_episodes`` (each evaluation runs them one after the other)."""
+    max_epochs: int = 1000
+    """Largest ``train.num_epochs`` / ``train.num_learning_epochs`` (passes over each rollout)."""
+    max_iterations: int = 10**7
+    """Largest ``train.iterations`` of the ``ray`` engine (RLlib ``train()`` calls); their env steps
+    (``iterations * env_runners * envs_per_runner * rollout_fragment_length``) stay within ``max_timesteps``."""
+    max_env_runners: int = 1024
+    """Largest ``train.env_runners`` and ``train.learners`` of the ``ray`` engine (actors of one run)."""
+    max_cpus: int = 1024
+    """Largest ``train.num_cpus`` (the CPUs of a local Ray cluster), ``cpus_per_env_runner`` and ``cpus_per_learner``."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -152,6 +166,9 @@ UNLIMITED_FIELDS = (
 """Fields whose value may be ``.inf`` ("no limit"); everywhere else numbers must be finite."""
 
 TRUST_KEY = "allow_unsafe_checkpoint"
+CLUSTER_KEY = "address"
+"""A key no data file may hold, at any depth: a Ray cluster's address comes only from code
+(``settings={"address": ...}``, ``run_transfer(..., ray_address=...)``) or the command line (``--address``)."""
 
 TRAIN_KEYS = {
     "algo": "ppo",
@@ -206,6 +223,35 @@ actor and critic. ``symmetry``: rsl_rl's symmetry extension with the task's mirr
 ``both``. ``torch_threads``: torch's intra-op threads for the run (0: every CPU the process
 may use; the physics pool runs between the updates, so they do not compete: on 2 cores the PPO
 update takes ~0.68 s per iteration on 2 threads against ~1.20 s on 1, benchmarks/training.md)."""
+
+RAY_TRAIN_KEYS: dict[str, Any] = {
+    "env_runners": 2,
+    "envs_per_runner": 8,
+    "learners": 0,
+    "address": None,
+    "total_timesteps": 50_000,
+    "iterations": None,
+    "rollout_fragment_length": 64,
+    "minibatch_size": 256,
+    "num_epochs": 4,
+    "learning_rate": 3e-4,
+    "gamma": 0.99,
+    "lambda_": 0.95,
+    "clip_param": 0.2,
+    "entropy_coeff": 0.0,
+    "net_arch": [64, 64],
+    "activation": "tanh",
+    "eval_every": 10_000,
+    "eval_episodes": 5,
+    "num_cpus": None,
+    "cpus_per_env_runner": None,
+    "cpus_per_learner": None,
+    "gpus_per_learner": 0,
+}
+"""Settings of the ``ray`` engine (:func:`actuator_gym.tools.ray_engine.train_ray`, a transfer file's
+``train:`` with ``engine: ray``) and their defaults; checked by :func:`ray_settings`. ``iterations``
+(RLlib ``train()`` calls), when given, replaces ``total_timesteps``. ``address`` (the Ray cluster) is
+set only from code or the command line: a data file naming it is refused (:data:`CLUSTER_KEY`)."""
 
 TRAIN_SETTINGS = {"sb3": TRAIN_KEYS, "rsl_rl": RSL_RL_TRAIN_KEYS}
 """``{engine: {setting: default}}``: the training engines an experiment's ``engine:`` names and the
@@ -451,6 +497,11 @@ def _scan(x: Any, where: str, path: str, unlimited: bool, bounded: bool, limits:
                     f"configs.load(path, allow_unsafe_checkpoint=True) in code or --allow-unsafe-checkpoint on the "
                     f"command line (only for checkpoints you trust)"
                 )
+            if k == CLUSTER_KEY:
+                raise ConfigError(
+                    f"{where}: {key_path(path, k)}: a data file cannot choose a Ray cluster; give it on the command "
+                    f"line (--address) or in code (settings={{'address': ...}}, run_transfer(..., ray_address=...))"
+                )
             _scan(v, where, key_path(path, k), unlimited or k in UNLIMITED_FIELDS, bounded or (not path and k in _BOUNDED_SECTIONS), limits)
     elif isinstance(x, list):
         for i, v in enumerate(x):
@@ -475,10 +526,9 @@ def _scan(x: Any, where: str, path: str, unlimited: bool, bounded: bool, limits:
 
 
 def _transfer_train(engine: str, train: dict, where: str, limits: ConfigLimits) -> dict[str, Any]:
-    """A transfer file's ``train:``: checked as an experiment's for the engines of :data:`TRAIN_SETTINGS`;
-    the ``ray`` engine's settings are handed to it as given (``train_ray`` checks them before it starts)."""
-    if engine not in TRAIN_SETTINGS:
-        return dict(train)
+    """A transfer file's ``train:``: the engine's full settings, checked (:func:`train_settings`, :func:`ray_settings`)."""
+    if engine == "ray":
+        return ray_settings(train, f"{where}: ", "train.", limits)
     return train_settings(engine, train, f"{where}: ", "train.", limits)
 
 
@@ -494,7 +544,37 @@ def train_settings(
     limits = limits or DEFAULT_CONFIG_LIMITS
     if not isinstance(engine, str) or engine not in TRAIN_SETTINGS:
         raise ConfigError(f"{where}engine must be one of {sorted(TRAIN_SETTINGS)}, got {engine!r}")
-    defaults = TRAIN_SETTINGS[engine]
+    out = _settings(engine, TRAIN_SETTINGS[engine], values, where, prefix, limits)
+    steps = "n_steps" if "n_steps" in out else "num_steps_per_env"
+    rows = _rows(out, (steps, "num_envs"), where, prefix, limits)
+    if "num_mini_batches" in out and out["num_mini_batches"] > rows:
+        raise ConfigError(f"{where}{prefix}num_mini_batches = {out['num_mini_batches']}; allowed: at most "
+                          f"{steps} * num_envs = {rows} (each mini-batch holds at least one transition)")
+    return out
+
+
+RAY_ACTIVATIONS = ("tanh", "relu")
+"""``activation`` values of the ``ray`` engine (RLlib's default model)."""
+
+
+def ray_settings(values: dict, where: str = "", prefix: str = "settings.", limits: ConfigLimits | None = None) -> dict[str, Any]:
+    """The ``ray`` engine's full settings (:data:`RAY_TRAIN_KEYS`), checked as :func:`train_settings`
+    checks the others (one vocabulary of bounds, :class:`ConfigLimits`), plus: the env steps of one
+    iteration (``env_runners * envs_per_runner * rollout_fragment_length``) at most
+    ``max_rollout_steps``, and ``iterations`` times them at most ``max_timesteps``."""
+    limits = limits or DEFAULT_CONFIG_LIMITS
+    out = _settings("ray", RAY_TRAIN_KEYS, values, where, prefix, limits)
+    if out["activation"] not in RAY_ACTIVATIONS:
+        raise ConfigError(f"{where}{prefix}activation must be one of {list(RAY_ACTIVATIONS)}, got {out['activation']!r}")
+    rows = _rows(out, ("env_runners", "envs_per_runner", "rollout_fragment_length"), where, prefix, limits)
+    if out["iterations"] is not None and out["iterations"] * rows > limits.max_timesteps:
+        raise ConfigError(f"{where}{prefix}iterations * {rows} env steps per iteration = {out['iterations'] * rows}; "
+                          f"allowed: at most {limits.max_timesteps} (ConfigLimits.max_timesteps)")
+    return out
+
+
+def _settings(engine: str, defaults: dict, values: Any, where: str, prefix: str, limits: ConfigLimits) -> dict[str, Any]:
+    """``values`` checked key by key (:func:`_check_train`) over ``defaults``; a None default may stay None."""
     if not isinstance(values, dict):
         raise ConfigError(f"{where}{prefix.rstrip('.')} must be a mapping, got {type(values).__name__}")
     unknown = sorted(set(values) - set(defaults), key=str)
@@ -502,29 +582,44 @@ def train_settings(
         raise ConfigError(f"{where}unknown key(s) {[prefix + str(k) for k in unknown]} for engine {engine!r}; allowed: {sorted(defaults)}")
     out = dict(defaults)
     for k, v in values.items():
-        out[k] = _check_train(k, v, f"{where}{prefix}{k}", limits)
-    steps = "n_steps" if "n_steps" in out else "num_steps_per_env"
-    rows = out[steps] * out["num_envs"]
-    if rows > limits.max_rollout_steps:
-        raise ConfigError(
-            f"{where}{prefix}{steps} * {prefix}num_envs = {rows}; allowed: at most {limits.max_rollout_steps} "
-            f"(ConfigLimits.max_rollout_steps)"
-        )
-    if "num_mini_batches" in out and out["num_mini_batches"] > rows:
-        raise ConfigError(f"{where}{prefix}num_mini_batches = {out['num_mini_batches']}; allowed: at most "
-                          f"{steps} * num_envs = {rows} (each mini-batch holds at least one transition)")
+        out[k] = None if v is None and defaults[k] is None else _check_train(k, v, f"{where}{prefix}{k}", limits)
     return out
+
+
+def _rows(settings: dict, keys: tuple[str, ...], where: str, prefix: str, limits: ConfigLimits) -> int:
+    """The product of ``keys`` (the rows of one rollout), refused over ``max_rollout_steps``."""
+    rows = math.prod(settings[k] for k in keys)
+    if rows > limits.max_rollout_steps:
+        raise ConfigError(f"{where}{' * '.join(prefix + k for k in keys)} = {rows}; allowed: at most "
+                          f"{limits.max_rollout_steps} (ConfigLimits.max_rollout_steps)")
+    return rows
 
 
 _CHOICES = {"algo": ("ppo",), "schedule": ("adaptive", "fixed"), "activation": ("elu", "tanh", "relu"),
             "symmetry": ("none", "augment", "mirror_loss", "both")}
 _WIDTHS = ("net_arch", "actor_hidden_dims", "critic_hidden_dims")
-_NUMBERS = {  # key -> (low, high, low is open)
-    "learning_rate": (0.0, 1.0, True), "gamma": (0.0, 1.0, True), "lam": (0.0, 1.0, False),
+_NUMBERS = {  # key -> (low, high: a number or a ConfigLimits field, low is open)
+    "learning_rate": (0.0, 1.0, True), "gamma": (0.0, 1.0, True), "lam": (0.0, 1.0, False), "lambda_": (0.0, 1.0, True),
     "desired_kl": (0.0, 1.0, True), "clip_param": (0.0, 1.0, True), "entropy_coef": (0.0, 1.0, False),
-    "value_loss_coef": (0.0, 1e3, False), "max_grad_norm": (0.0, 1e3, True), "init_noise_std": (0.0, 1e3, True),
-    "log_std_init": (-10.0, 2.0, False), "mirror_loss_coeff": (0.0, 1e3, False),
+    "entropy_coeff": (0.0, 1.0, False), "value_loss_coef": (0.0, 1e3, False), "max_grad_norm": (0.0, 1e3, True),
+    "init_noise_std": (0.0, 1e3, True), "log_std_init": (-10.0, 2.0, False), "mirror_loss_coeff": (0.0, 1e3, False),
+    "cpus_per_env_runner": (0.01, "max_cpus", False), "cpus_per_learner": (0.01, "max_cpus", False),
 }
+_INTEGERS = {  # key -> (low, high: a number or a ConfigLimits field)
+    "total_timesteps": (1, "max_timesteps"), "eval_every": (1, "max_timesteps"), "iterations": (1, "max_iterations"),
+    "num_envs": (1, "max_num_envs"), "envs_per_runner": (1, "max_num_envs"),
+    **dict.fromkeys(("n_steps", "num_steps_per_env", "rollout_fragment_length", "batch_size", "minibatch_size",
+                     "num_mini_batches"), (1, "max_rollout_steps")),
+    "num_epochs": (1, "max_epochs"), "num_learning_epochs": (1, "max_epochs"), "eval_episodes": (1, "max_eval_episodes"),
+    "env_runners": (1, "max_env_runners"), "learners": (0, "max_env_runners"), "num_cpus": (1, "max_cpus"),
+    "gpus_per_learner": (0, 8),
+}
+"""Every integer training setting and its range (docs/security.md, docs/distributed.md)."""
+
+
+def _bound(hi: Any, limits: ConfigLimits) -> tuple[Any, str]:
+    """A bound of :data:`_NUMBERS` / :data:`_INTEGERS` and where it comes from (``, ConfigLimits.<field>``)."""
+    return (getattr(limits, hi), f"ConfigLimits.{hi}") if isinstance(hi, str) else (hi, "")
 
 
 def _check_train(k: str, v: Any, at: str, limits: ConfigLimits) -> Any:
@@ -542,7 +637,7 @@ def _check_train(k: str, v: Any, at: str, limits: ConfigLimits) -> Any:
             raise ConfigError(f"{at} must be true or false, got {v!r}")
         return v
     if k in _WIDTHS:
-        ok = isinstance(v, list) and 1 <= len(v) <= limits.max_net_layers
+        ok = isinstance(v, (list, tuple)) and 1 <= len(v) <= limits.max_net_layers
         ok = ok and all(isinstance(i, int) and not isinstance(i, bool) and 1 <= i <= limits.max_net_width for i in v)
         if not ok:
             raise ConfigError(
@@ -550,13 +645,22 @@ def _check_train(k: str, v: Any, at: str, limits: ConfigLimits) -> Any:
                 f"[1, {limits.max_net_width}] (ConfigLimits.max_net_layers / max_net_width), got {v!r}"
             )
         return list(v)
+    if k == CLUSTER_KEY:
+        if not isinstance(v, str) or not v:
+            raise ConfigError(f"{at} must be a Ray cluster address ('auto', 'host:6379', 'ray://host:10001') or None "
+                              f"(a local cluster), got {v!r}")
+        return v
     if k in _NUMBERS:
         lo, hi, lo_open = _NUMBERS[k]
+        hi, src = _bound(hi, limits)
         if not _is_number(v) or not math.isfinite(v) or not ((v > lo if lo_open else v >= lo) and v <= hi):
-            raise ConfigError(f"{at} must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {v!r}")
+            src = f" ({src})" if src else ""
+            raise ConfigError(f"{at} must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}]{src}, got {v!r}")
         return float(v)
-    hi = {"num_envs": limits.max_num_envs, "n_steps": limits.max_rollout_steps, "batch_size": limits.max_rollout_steps,
-          "num_steps_per_env": limits.max_rollout_steps}.get(k, limits.max_timesteps)
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
-        raise ConfigError(f"{at} must be a positive integer (at most {hi:g}), got {v!r}")
+    lo, hi = _INTEGERS[k]
+    hi, src = _bound(hi, limits)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        rule = f"a positive integer (at most {hi}{', ' + src if src else ''})" if lo == 1 else \
+            f"an integer in [{lo}, {hi}]{' (' + src + ')' if src else ''}"
+        raise ConfigError(f"{at} must be {rule}, got {v!r}")
     return v

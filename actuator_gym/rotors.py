@@ -264,15 +264,16 @@ class RotorGroup:
         num_envs: envs of the batch.
         physics_dt: [s] the substep; the rotor dynamics integrate once per substep (``cfg.dt``, if
             set to something else, is replaced by it, with a warning).
-        initial_rps: [rev/s] rotor speed at construction and after every reset (see
+        initial_rps: [rev/s] rotor speed at construction and after every reset, or
+        initial_thrust: [N] the thrust instead, for whatever ``k_f`` is drawn (one of the two; see
             :meth:`ThrusterCfg.build`).
         seed: the thruster's seeds (None, an int ``s``: env ``i`` gets ``s + i``, or one per env).
         power: a :data:`PowerModel` (default :class:`ShaftPower` of the config's ratio).
     """
 
     def __init__(self, name: str, cfg: ThrusterCfg, rotor_names: Sequence[str], writer: RotorWriter, *,
-                 num_envs: int, physics_dt: float, initial_rps: Any, seed: Any = None,
-                 power: PowerModel | None = None):
+                 num_envs: int, physics_dt: float, initial_rps: Any = None, initial_thrust: Any = None,
+                 seed: Any = None, power: PowerModel | None = None):
         if not isinstance(cfg, ThrusterCfg):
             raise TypeError(f"rotor group '{name}': cfg must be a ThrusterCfg, got {type(cfg).__name__}")
         if cfg.dt is not None and not math.isclose(cfg.dt, physics_dt, rel_tol=1e-9):
@@ -280,7 +281,8 @@ class RotorGroup:
                           f"{physics_dt} s (the rotor dynamics integrate once per substep)", stacklevel=3)
         self.name, self.cfg, self.writer = name, cfg, writer
         self.thruster: Thruster = cfg.build(rotor_names=rotor_names, num_envs=num_envs, seed=seed,
-                                            initial_rps=initial_rps, dt=float(physics_dt), name=name)
+                                            initial_rps=initial_rps, initial_thrust=initial_thrust,
+                                            dt=float(physics_dt), name=name)
         self.rotor_names = self.thruster.rotor_names
         self.power: PowerModel = power if power is not None else ShaftPower(cfg.torque_to_thrust_ratio)
         self.computed = self.thruster.computed_thrust.numpy()
@@ -412,7 +414,8 @@ class RotorGroups(Mapping):
     # -- episodes -----------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
         """Reset ``env_ids`` (None = all) of every group: re-draw its parameters, restart its rotors
-        at ``k_f * initial_rps²`` and hold that thrust as the command; other envs are untouched."""
+        at their initial thrust (:meth:`Thruster.reset`) and hold it as the command; other envs are
+        untouched."""
         ids = as_env_ids(env_ids, self.num_envs, torch.device("cpu"))
         rows = slice(None) if ids is None else ids.numpy()
         for (g, c), tgt in zip(self._cols, self._targets):

@@ -9,8 +9,10 @@ operating points of the final policy. Run from the repository root:
 Prints one curve row per evaluation and, at the end, the gait table (duty factor, slip, clearance,
 steps per foot), |vx error|, distance, falls (also over 256 distinct envs x 20 s), the actuator
 saturation fraction and torque-speed operating points; writes ``curve.csv``, ``summary.json`` and
-the rsl_rl checkpoint ``model.pt`` into ``--out``. ``--load OUT/train/rsl_rl_model.pt`` evaluates
-what ``actuator-gym train --experiment quadruped_walk --out OUT`` trained, without training.
+the rsl_rl checkpoint ``model.pt`` into ``--out``. ``--load OUT/train/rsl_rl_model.pt
+--allow-unsafe-checkpoint`` evaluates what ``actuator-gym train --experiment quadruped_walk --out OUT``
+trained, without training: rsl_rl loads its checkpoints with ``torch.load(weights_only=False)``, which
+runs the file's pickled code, so ``--load`` is refused without that flag (only for files you trust).
 The recipe is read from the bundled experiment (configs/experiments/quadruped_walk.yaml) and
 mapped to rsl_rl's config by the rsl_rl engine's ``runner_config``, so this script and
 ``actuator-gym train --experiment quadruped_walk`` train the same thing (the engine evaluates on one
@@ -85,7 +87,11 @@ def main():
     p.add_argument("--eval-steps", type=int, default=500)
     p.add_argument("--seed", type=int, default=EXPERIMENT.seed)
     p.add_argument("--out", default="runs/quadruped_walk")
-    p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt)")
+    p.add_argument("--load", default=None, help="skip training: evaluate this rsl_rl checkpoint (model.pt); "
+                   "needs --allow-unsafe-checkpoint")
+    p.add_argument("--allow-unsafe-checkpoint", action="store_true",
+                   help="let --load unpickle the checkpoint (rsl_rl's torch.load(weights_only=False) can run code); "
+                        "only for files you trust (default: off)")
     p.add_argument("--reward", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override QuadrupedRewardCfg fields (recipe search), e.g. foot_slip=-0.1")
     p.add_argument("--task-arg", nargs="*", default=[], metavar="NAME=VALUE",
@@ -95,6 +101,9 @@ def main():
     p.add_argument("--threads", type=int, default=SETTINGS["torch_threads"],
                    help="torch threads (0: every CPU, as the rsl_rl engine)")
     args = p.parse_args()
+    if args.load and not args.allow_unsafe_checkpoint:
+        p.error(f"--load {args.load}: rsl_rl reads checkpoints with torch.load(weights_only=False), which runs the "
+                f"file's pickled code; pass --allow-unsafe-checkpoint to load a file you trust")
     if args.reward:
         kv = dict(x.split("=") for x in args.reward)
         TASK_KWARGS["reward_cfg"] = QuadrupedRewardCfg(**{k: (v.lower() in ("1", "true")) if k == "only_positive_rewards"

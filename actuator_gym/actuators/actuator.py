@@ -34,6 +34,7 @@ import torch
 from .._array import ops_for
 from .batch import BatchModel, as_env_ids
 from .._checks import (
+    UnsupportedError,
     check_batch,
     check_bool,
     check_device,
@@ -132,7 +133,7 @@ class Actuator(BatchModel):
         if effort_mode not in ("explicit", "implicit"):
             raise ValueError(f"{name}: effort_mode must be 'explicit' or 'implicit', got {effort_mode!r}")
         if effort_mode == "implicit" and not isinstance(drive, DrivePD):  # Stable-PD: PD/PID laws only
-            raise ValueError(implicit_drive_error(name, drive))
+            raise UnsupportedError(implicit_drive_error(name, drive))
         device = check_device(device, name)
         dtype = check_dtype(dtype, name)
         streams = self.new_generator(seed, num_envs, name)  # validates the seed

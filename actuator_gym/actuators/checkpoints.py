@@ -53,7 +53,9 @@ env-major):
 
 :func:`validate_network` bounds an ONNX graph's computed tensor sizes (shape inference), then runs
 dummy batches of two sizes and raises ``ValueError`` naming the file and the shape returned when
-the output is not ``(batch, 1)``. Every error of this module is a ``ValueError`` naming the file.
+the output is not ``(batch, 1)``. Weights holding NaN or inf (ONNX initializers and constants,
+``.npz`` / state-dict tensors, a trusted archive's parameters and buffers) are refused at load,
+naming the file and the tensor. Every error of this module is a ``ValueError`` naming the file.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ from torch import nn
 
 from .._safe_io import load_npz, parse_json_object, read_size
 from .limits import NetworkLimits, current_network_limits
-from .onnx_reader import OnnxGraph, OnnxMLP, OnnxRecurrent, onnx_metadata, read_metadata, read_onnx
+from .onnx_reader import OnnxGraph, OnnxMLP, OnnxRecurrent, finite_weights, onnx_metadata, read_metadata, read_onnx
 
 __all__ = [
     "LoadedNetwork",
@@ -196,8 +198,10 @@ def network_from_state_dict(
     finish the head (Newton's GRU: ``tanh(head(h)) * scale``).
     """
     meta = dict(metadata or {})
-    sd = {str(k): torch.as_tensor(np.asarray(v) if not isinstance(v, torch.Tensor) else v).float() for k, v in state_dict.items()}
     where = str(source)
+    sd = {str(k): torch.as_tensor(np.asarray(v) if not isinstance(v, torch.Tensor) else v).float() for k, v in state_dict.items()}
+    for k, t in sd.items():
+        finite_weights(t, f"weight {k!r}", where)
     activation = meta.get("activation", "elu")
     rnn_prefix = None
     if kind in ("lstm", "gru"):
@@ -396,6 +400,8 @@ def load_network(
                     module = torch.jit.load(str(p), map_location="cpu")
             else:
                 module = torch.export.load(str(p)).module()
+            for name, t in [*module.named_parameters(), *module.named_buffers()]:
+                finite_weights(t.detach(), f"tensor {name!r}", str(p))
             if kind != "mlp":
                 module = _BatchFirstRecurrent(module, kind, {**meta, **extra_meta}, str(p))
         elif fmt == "pickle":

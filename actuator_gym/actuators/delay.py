@@ -30,7 +30,8 @@ class Delay(Part):
     ``L`` uniformly in ``[min_delay, max_delay]`` at construction and at every reset of that env
     (shared by its joints unless ``per_joint=True``); or ``Delay(delay_steps=, max_delay=)`` with
     fixed lags (an int, a ``(num_joints,)`` sequence, an int tensor ``(num_envs, num_joints)``, or
-    an integer distribution).
+    an integer distribution: ``IntUniform`` / ``IntGaussian``; a float one such as ``Uniform`` is a
+    ``ValueError``, as its draws would be rounded).
 
     At the k-th substep since an env's last reset (k = 0 first) the delayed command is
     ``x[max(0, k - L)]``: with a history shorter than the lag the oldest command since the reset is
@@ -98,6 +99,7 @@ class Delay(Part):
                     f"Delay: delay_steps must lie in [0, max_delay={max_delay}], got values in "
                     f"[{arr.min()}, {arr.max()}]"
                 )
+        self.validate("Delay")  # integers (and integer distributions) >= 0, before any state exists
 
     def bind(self, ctx, randomization=None):
         size = 3 * (self.max_delay + 1) * ctx.num_envs * ctx.num_joints

@@ -90,7 +90,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._checks import check_dt, real_array
+from .._checks import UnsupportedError, check_dt, real_array
 from .drives import DrivePD, DrivePID
 from ..streams import EnvStreams
 from .params import BindContext
@@ -393,7 +393,7 @@ def prepare_implicit(actuator, dt, inverse_mass, bias_force, options: ImplicitOp
     name = actuator.name
     drive = actuator.drive
     if not isinstance(drive, DrivePD):  # Actuator refuses this at construction already
-        raise ValueError(implicit_drive_error(name, drive))
+        raise UnsupportedError(implicit_drive_error(name, drive))
     if dt is None:
         raise ValueError(f"{name}: effort_mode='implicit' needs dt= (the substep in s, > 0), got None")
     h = check_dt(dt, f"{name}: effort_mode='implicit'")

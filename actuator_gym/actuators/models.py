@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 import torch
 
-from .._checks import check_bool, check_int, real_array
+from .._checks import UnsupportedError, check_bool, check_int, real_array
 from ..randomization import Distribution
 from .actuator import Actuator
 from .asset import JOINT_PROPERTY_FIELDS, AssetJoints, check_class_type, resolve_cfg
@@ -50,7 +50,7 @@ from .delay import MAX_DELAY, Delay
 from .drives import Drive, DrivePD
 from .implicit import ImplicitOptions
 from .motor_physics import DCMotorPhysicsFields
-from .params import GAIN, NONNEG, POSITIVE, check_value, select_names
+from .params import FINITE_POSITIVE, GAIN, NONNEG, POSITIVE, check_value, select_names
 
 __all__ = [
     "ActuatorBaseCfg",
@@ -148,13 +148,15 @@ class ActuatorBaseCfg:
     solver_side: ClassVar[bool] = False
     """PD inside the physics step (:class:`ImplicitActuatorCfg`): ``build`` takes ``implicit_servo=``."""
     _DEPRECATED = _DEPRECATED
-    """Isaac Lab's deprecated names -> the field they set (ImplicitActuatorCfg: ``effort_limit``
-    is the solver limit, as in Isaac Lab 3.0)."""
+    """Isaac Lab's deprecated names -> the field they set (ImplicitActuatorCfg: a lone
+    ``effort_limit`` sets the solver limit too, as in Isaac Lab 3.0)."""
     _ASSET_FIELDS = ("stiffness", "damping", "actuator_effort_limit", "actuator_velocity_limit")
     """Fields whose None means "take the value from the asset" (:mod:`.asset`)."""
 
     def __post_init__(self):
         defaults = {f.name: f.default for f in fields(self)}
+        if self.solver_side and self.effort_limit is not None and self.effort_limit_sim is None and self.joint_effort_limit is None:
+            self.joint_effort_limit = self.effort_limit  # Isaac Lab 3.0: a lone effort_limit reaches the solver too
         for old, new in self._DEPRECATED.items():
             value = getattr(self, old)
             if value is None:
@@ -320,7 +322,7 @@ def _check_effort_mode(cfg: "ActuatorBaseCfg", mode: Any, supported: bool = True
         raise ValueError(f"{name}: effort_mode must be one of {list(_EFFORT_MODES)}, got {mode!r}")
     reason = getattr(cfg, "_no_stable_pd", None)
     if supported and mode == "implicit" and reason:
-        raise ValueError(f"{name}: effort_mode='implicit' is not supported: {reason}; use effort_mode='explicit'")
+        raise UnsupportedError(f"{name}: effort_mode='implicit' is not supported: {reason}; use effort_mode='explicit'")
 
 
 _FIELD_DOMAINS = {
@@ -404,12 +406,13 @@ class DCMotorCfg(ActuatorBaseCfg, DCMotorPhysicsFields):
     def recipe(self):
         if self.saturation_effort is None:
             raise ValueError(f"{type(self).__name__}: saturation_effort is required (stall torque, N·m)")
-        if self.actuator_velocity_limit is None or (
-            isinstance(self.actuator_velocity_limit, float) and math.isinf(self.actuator_velocity_limit)
-        ):
+        v = self.actuator_velocity_limit
+        if v is None or (isinstance(v, float) and math.isinf(v)):  # the field's default: not given
             raise ValueError(
                 f"{type(self).__name__}: actuator_velocity_limit is required (no-load speed, rad/s, finite > 0)"
             )
+        for domain in (POSITIVE, FINITE_POSITIVE):  # the clamp's rule, then no +inf in any element (as a scalar)
+            check_value(v, "actuator_velocity_limit", type(self).__name__, default=math.nan, domain=domain)
         clamping = [
             ClampingDCMotor(
                 saturation_effort=self.saturation_effort,
@@ -503,7 +506,9 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
 class ImplicitActuatorCfg(ActuatorBaseCfg):
     """Solver-side PD (Isaac Lab's implicit actuator): ``kp (q* - q) + kd (qd* - qd) + tau_ff``
     evaluated implicitly inside the physics step, clamped at the solver's ``joint_effort_limit``
-    (``effort_limit_sim``; Isaac Lab 3.0's deprecated ``effort_limit`` sets it here). What evaluates
+    (``effort_limit_sim``). As in Isaac Lab 3.0 the deprecated ``effort_limit`` sets the rated
+    ``actuator_effort_limit`` and, when no solver limit is given, ``joint_effort_limit`` too; both
+    aliases given with different values is legal (each a ``DeprecationWarning``). What evaluates
     it is the consumer's choice, ``build(implicit_servo=)`` (:data:`IMPLICIT_SERVOS`):
     ``"engine"`` (default, the wrapper): the engine's own servo (MuJoCo position actuator, force
     range = the solver limit; ``engine_servo`` True); ``compute`` returns the PD estimate clipped by
@@ -519,7 +524,6 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
     solver_side: ClassVar[bool] = True
     _no_stable_pd = ("ImplicitActuatorCfg is integrated inside the physics step (solver-side PD; the consumer chooses how, "
                      "build(implicit_servo=)); effort_mode applies to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)")
-    _DEPRECATED = {**_DEPRECATED, "effort_limit": "joint_effort_limit"}
     _ASSET_FIELDS = (*ActuatorBaseCfg._ASSET_FIELDS, "joint_effort_limit")
 
     def recipe(self):

@@ -34,7 +34,8 @@ Capabilities (:class:`~.part.Part`): every learned drive is stateful (an input h
 recurrent state), not graph-safe (the network runs under ``torch.inference_mode`` and may be any
 module, so it is never captured in a CUDA graph) and has no ``newton.actuators`` export or
 MuJoCo-native form. The Stable-PD effort mode (``effort_mode="implicit"``) does not support learned
-drives (``ValueError`` at construction).
+drives (at construction an ``UnsupportedError``: both a ``ValueError`` and, as Newton's, a
+``NotImplementedError``).
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@ written into the spare set, which then becomes the current one: no copy per step
 calls the module and copies the new state into the current buffers. Both expose the same
 ``x`` (input rows ``(rows, in_features)``), ``state`` (current state tensors ``(num_layers, rows,
 hidden_size)``) and ``run() -> y (rows, 1)`` to the drives, so history, scaling, state and reset
-are one mechanism whichever engine runs the network.
+are one mechanism whichever engine runs the network. A graph exported with a fixed batch dimension
+runs on any row count on both engines (:func:`_any_batch`: one row per (env, joint), as in Newton).
 """
 
 from __future__ import annotations
@@ -183,7 +184,10 @@ class OrtRunner:
         sets = [[torch.zeros(shape, dtype=torch.float32) for _ in range(n_states)] for _ in range(2 if recurrent else 1)]
         arrays = {"x": self._x_full.numpy()}
         # the output's shape as the graph gives it for these rows (a (rows, 1) or (1, rows, 1) column, checked)
-        probe = session.run([fetches[0]], {feeds[0]: arrays["x"], **{n: s.numpy() for n, s in zip(feeds[1:], sets[0])}})[0]
+        try:
+            probe = session.run([fetches[0]], {feeds[0]: arrays["x"], **{n: s.numpy() for n, s in zip(feeds[1:], sets[0])}})[0]
+        except Exception as exc:  # onnxruntime's InvalidArgument / Fail: our ValueError
+            raise ValueError(f"{source}: onnxruntime cannot run {rows} rows ({type(exc).__name__}: {str(exc).strip()[:300]})") from None
         if probe.size != rows or (not recurrent and probe.shape != (rows, 1)):
             raise ValueError(
                 f"{source}: the network returned shape {probe.shape} for {rows} rows (num_envs * num_joints) on "
@@ -231,6 +235,29 @@ def _ort_runner(net, session, rows: int, in_features: int) -> OrtRunner:
     return OrtRunner(session, net.source, m.feed_names, m.fetch_names, rows, in_features, _state_dims(net))
 
 
+def _any_batch(net):
+    """``net.onnx_model`` with the batch axis of its graph inputs made symbolic and the declared
+    shapes of its outputs and intermediate values dropped (a copy). An export with a fixed batch
+    dimension (say, for one robot's joints, or Newton's one row per actuator) then runs on any row
+    count, as the torch interpreter (which ignores declared shapes) and Newton run it: every row is
+    one (env, joint) element. Each tensor's size stays bounded by the shape check made at load
+    (:meth:`~.onnx_reader.OnnxGraph.check_sizes`, which infers shapes from the rows fed)."""
+    from onnx import ModelProto
+
+    model = ModelProto()
+    model.CopyFrom(net.onnx_model)
+    g, axis = model.graph, 0 if net.kind == "mlp" else 1  # x (rows, F); recurrent x [1, rows, F], h/c [L, rows, H]
+    for i in g.input:
+        dims = i.type.tensor_type.shape.dim
+        if i.name in net.module.feed_names and len(dims) > axis:
+            dims[axis].Clear()
+            dims[axis].dim_param = "rows"
+    for o in g.output:
+        o.type.tensor_type.ClearField("shape")
+    g.ClearField("value_info")
+    return model
+
+
 def prepare_session(net, owner: str, engine: str, threads: int, in_features: int):
     """The onnxruntime session for ``net`` (a :class:`~.checkpoints.LoadedNetwork`) where it may run
     there (an ONNX file, ``engine`` not ``"torch"``, onnxruntime installed or forced), checked on dummy
@@ -238,7 +265,7 @@ def prepare_session(net, owner: str, engine: str, threads: int, in_features: int
     if net.onnx_model is None or engine == "torch" or (engine == "auto" and not onnxruntime_available()):
         return None
     try:
-        session = ort_session(net.onnx_model, net.source, threads)
+        session = ort_session(_any_batch(net), net.source, threads)
         for rows in (3, 5):
             _ort_runner(net, session, rows, in_features)
     except ValueError as exc:

@@ -9,7 +9,8 @@ code runs) with ``load_external_data=False``; then, before any tensor is materia
   inside the model file's own folder: an absolute ``location`` is refused, and so is one that
   resolves (after ``..`` and symbolic links, ``os.path.realpath``) outside that folder; the
   declared ``offset`` / ``length`` must fit the file and match the tensor's dims;
-* string, complex and sparse tensors and segmented tensors are refused.
+* string, complex and sparse tensors and segmented tensors are refused, and so are float tensors
+  holding NaN or inf (when :class:`OnnxGraph` materializes them; :func:`finite_weights`).
 
 **Sizes of computed tensors** (:meth:`OnnxGraph.check_sizes`). ONNX shape inference
 (``onnx.shape_inference``, with data propagation so ``Reshape`` shapes from constants are known)
@@ -38,7 +39,7 @@ from .._safe_io import parse_json_object, read_size
 from .limits import NetworkLimits
 from .onnx_ops import ONNX_OPS
 
-__all__ = ["read_onnx", "onnx_metadata", "read_metadata", "OnnxGraph", "OnnxMLP", "OnnxRecurrent", "SUPPORTED_OPS"]
+__all__ = ["read_onnx", "onnx_metadata", "read_metadata", "finite_weights", "OnnxGraph", "OnnxMLP", "OnnxRecurrent", "SUPPORTED_OPS"]
 
 SUPPORTED_OPS = tuple(sorted([*ONNX_OPS, "LSTM", "GRU", "Constant"]))
 """ONNX operators an actuator network may use."""
@@ -183,7 +184,16 @@ def _to_tensor(t, what: str, source: str) -> torch.Tensor:
         arr = np.array(numpy_helper.to_array(t))
     except Exception as exc:  # data length does not match the dims, and the like
         raise ValueError(f"{source}: {what}: its data does not match its dims {list(t.dims)} ({exc})") from None
-    return torch.from_numpy(arr)
+    return finite_weights(torch.from_numpy(arr), what, source)
+
+
+def finite_weights(t: torch.Tensor, what: str, source: str) -> torch.Tensor:
+    """``t`` when it holds no NaN / inf (a float tensor of a network's weights), else ``ValueError``
+    naming ``source`` (the file) and ``what`` (the tensor): such weights would make every effort NaN."""
+    if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+        bad = int((~torch.isfinite(t)).sum())
+        raise ValueError(f"{source}: {what} holds {bad} non-finite value(s) (NaN or inf); allowed: finite weights")
+    return t
 
 
 # ---------------------------------------------------------------------------------------------

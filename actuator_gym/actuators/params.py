@@ -357,6 +357,11 @@ class Param:
                 f"{str(dtype).replace('torch.', '')} cannot represent; allowed: {allowed}"
             )
         for cols, dist in self.randomizers:
+            if d.integer and not dist.integer:  # rounding its draws would change the distribution silently
+                raise ValueError(
+                    f"{self._where}: {type(dist).__name__} draws non-integer values; allowed: an integer "
+                    f"distribution (IntUniform, IntGaussian) of {allowed}"
+                )
             block = nom[:, cols]
             lo, hi = dist.value_range(block.min().item(), block.max().item())
             if dist.operation == "scale" and torch.isinf(block).any() and dist.bounds()[0] <= 0.0:

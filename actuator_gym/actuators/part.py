@@ -37,7 +37,8 @@ class Part:
 
     Value rules (checked when a part is bound to a batch, or by :meth:`validate`): every parameter
     is finite unless its domain allows +inf (the limits: ``max_effort``, ``integral_max``,
-    ``velocity_limit``, ``effort_limit``, where +inf means no limit); NaN never; each value a
+    ``velocity_limit``, ``effort_limit``, where +inf, or None, means no limit; None for another
+    parameter is a ``TypeError`` at bind, not its default); NaN never; each value a
     distribution can give must lie in the domain too; and the values in force must be
     representable in the model's dtype (see :class:`~actuator_gym.actuators.params.Domain`).
     """
@@ -134,6 +135,11 @@ class Part:
         part._ctx = ctx
         randomization = dict(randomization or {})
         for name, (default, domain) in self.PARAMS.items():
+            if name in self._raw and self._raw[name] is None and not domain.allow_inf:  # None: "no limit", for limits only
+                raise TypeError(
+                    f"{ctx.owner}: parameter '{name}' of {type(self).__name__} is None; allowed: a number or array of "
+                    f"{domain.describe()} (omit it for the default {default:g})"
+                )
             part.params[name] = Param(
                 name,
                 self._raw.get(name),

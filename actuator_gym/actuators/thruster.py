@@ -26,9 +26,9 @@ One step, per env and rotor (``T`` the current thrust, ``k_f`` the thrust consta
     T     = k_f w'^2  (computed_thrust);  applied_thrust = clip(T, thrust_range)
 
 Where we differ from Isaac Lab's multirotor thrusters (see ``docs/thruster.md``): the initial rotor
-speed is honoured at construction and at every reset; ``k_f`` is clamped to ``>= 1e-6`` at both;
-RK4 uses ``e - ...`` stages; the yaw reaction torque is built from ``torque_to_thrust_ratio`` and
-the spin directions.
+speed (or an initial thrust, for whatever ``k_f`` is drawn) is honoured at construction and at every
+reset; ``k_f`` is clamped to ``>= 1e-6`` at both; RK4 uses ``e - ...`` stages; the yaw reaction
+torque is built from ``torque_to_thrust_ratio`` and the spin directions.
 """
 
 from __future__ import annotations
@@ -150,15 +150,19 @@ class ThrusterCfg:
         device: str | torch.device = "cpu",
         seed: Any = None,
         *,
-        initial_rps: Any,
+        initial_rps: Any = None,
+        initial_thrust: Any = None,
         **kwargs: Any,
     ) -> "Thruster":
         """A :class:`Thruster` for the rotors of ``rotor_names`` this config matches.
 
-        ``initial_rps`` [rev/s]: rotor speed at construction and after every reset (e.g. the hover
-        speed); a number, a ``(num_rotors,)`` sequence, a ``(num_envs, num_rotors)`` tensor or a
-        ``{regex: value}`` dict. Extra keyword arguments (``dt``, ``dtype``, ``array_backend``,
-        ``check_finite``, ``name``) go to :class:`Thruster`.
+        The rotors' state at construction and after every reset, one of the two (each a number, a
+        ``(num_rotors,)`` sequence, a ``(num_envs, num_rotors)`` tensor or a ``{regex: value}`` dict):
+        ``initial_rps`` [rev/s], the rotor speed (thrust ``k_f * initial_rps²``: it varies with the
+        ``k_f`` drawn), or ``initial_thrust`` [N], the thrust itself whatever ``k_f`` is drawn (e.g.
+        the hover thrust; the speed is then ``sqrt(initial_thrust / k_f)``, the ``initial_rps`` in
+        force). Extra keyword arguments (``dt``, ``dtype``, ``array_backend``, ``check_finite``,
+        ``name``) go to :class:`Thruster`.
         """
         return Thruster(
             self,
@@ -167,6 +171,7 @@ class ThrusterCfg:
             device=device,
             seed=seed,
             initial_rps=initial_rps,
+            initial_thrust=initial_thrust,
             **kwargs,
         )
 
@@ -202,6 +207,8 @@ class Thruster(BatchModel):
         initial_rps: [rev/s] rotor speed at construction and after every reset (see
             :meth:`ThrusterCfg.build`); ``k_f * initial_rps²`` must lie in ``thrust_range`` for every
             ``k_f`` the range can give.
+        initial_thrust: [N] instead of ``initial_rps``: the thrust at construction and after every
+            reset for every ``k_f`` drawn (within ``thrust_range``, >= 0).
         dt: [s] overrides ``cfg.dt``.
         dtype: float dtype of state and outputs (float32).
         check_finite: raise on the first non-finite target or output (debug mode).
@@ -224,7 +231,8 @@ class Thruster(BatchModel):
         num_envs: int = 1,
         device: str | torch.device = "cpu",
         seed: Any = None,
-        initial_rps: Any,
+        initial_rps: Any = None,
+        initial_thrust: Any = None,
         dt: float | None = None,
         dtype: torch.dtype = torch.float32,
         check_finite: bool = False,
@@ -240,8 +248,12 @@ class Thruster(BatchModel):
         dt = cfg.dt if dt is None else _scalar(name, "dt", dt, low=0.0, low_open=True)
         if dt is None:
             raise ValueError(f"{name}: dt [s] is not set; give ThrusterCfg(dt=) or build(dt=) (the physics step)")
-        if isinstance(initial_rps, Distribution):
-            raise ValueError(f"{name}: initial_rps must be a number, a per-rotor sequence, a tensor or a dict, not a distribution")
+        if (initial_rps is None) == (initial_thrust is None):
+            raise ValueError(f"{name}: give one of initial_rps [rev/s] (the rotor speed at reset) or initial_thrust [N] "
+                             "(the thrust at reset, whatever k_f is drawn)")
+        for key, v in (("initial_rps", initial_rps), ("initial_thrust", initial_thrust)):
+            if isinstance(v, Distribution):
+                raise ValueError(f"{name}: {key} must be a number, a per-rotor sequence, a tensor or a dict, not a distribution")
         device = check_device(device, name)
         dtype = check_dtype(dtype, name)
         streams = self.new_generator(seed, num_envs, name)  # validates the seed
@@ -284,6 +296,8 @@ class Thruster(BatchModel):
                              default=cfg.tau_dec_range[0], domain=tau_domain),
             "initial_rps": Param("initial_rps", initial_rps, ctx, default=0.0, domain=GAIN),
         }
+        self._t0 = None if initial_thrust is None else Param("initial_thrust", initial_thrust, ctx, default=0.0, domain=GAIN)
+        """The thrust [N] every reset starts at (None: ``k_f * initial_rps²``)."""
         self._check_initial_thrust()
 
         n, r = self.num_envs, self.num_rotors
@@ -307,6 +321,12 @@ class Thruster(BatchModel):
     # -- parameters -------------------------------------------------------------------------
     def _check_initial_thrust(self) -> None:
         lo, hi = self.cfg.thrust_range
+        if self._t0 is not None:
+            t_min, t_max = self._t0.nominal.min().item(), self._t0.nominal.max().item()
+            if t_min < lo or t_max > hi:
+                raise ValueError(f"{self.name}: initial_thrust takes values in [{t_min}, {t_max}] N, outside "
+                                 f"thrust_range {self.cfg.thrust_range}")
+            return
         kf_lo, kf_hi = (max(v, MIN_THRUST_CONST) for v in self.cfg.thrust_const_range)
         rps2 = self._params["initial_rps"].nominal ** 2
         t_min, t_max = kf_lo * rps2.min().item(), kf_hi * rps2.max().item()
@@ -344,12 +364,16 @@ class Thruster(BatchModel):
 
     def _settable(self, name: str):
         self.parameter(name)  # unknown names: the same error
+        if name == "initial_rps" and self._t0 is not None:
+            raise ValueError(f"{self.name}: initial_rps follows initial_thrust (sqrt(initial_thrust / k_f), set at "
+                             "every reset); build the thruster with initial_rps to set the speed instead")
         return self._params[name], self._refresh, None
 
     # -- reset ------------------------------------------------------------------------------
     def reset(self, env_ids: Any = None) -> None:
         """Re-draw ``k_f``, ``tau_inc``, ``tau_dec`` of ``env_ids`` (None = all) and set their thrust to
-        ``k_f * initial_rps²``. Other envs' state and parameters are untouched bit for bit."""
+        ``k_f * initial_rps²`` (built with ``initial_thrust``: to it, at ``initial_rps = sqrt(initial_thrust /
+        k_f)``). Other envs' state and parameters are untouched bit for bit."""
         ids, nothing = self._reset_ids(env_ids)
         if nothing:
             return
@@ -359,7 +383,13 @@ class Thruster(BatchModel):
         kf = self._params["thrust_const"].values
         rps = self._params["initial_rps"].values
         lo, hi = self.cfg.thrust_range
-        if ids is None:
+        if self._t0 is not None:  # the thrust given, the speed derived from the k_f drawn
+            rows = slice(None) if ids is None else ids
+            t0 = self._t0.values[rows]
+            rps[rows] = torch.sqrt(t0 / kf[rows])
+            self.computed_thrust[rows] = t0
+            self.applied_thrust[rows] = t0.clamp(lo, hi)
+        elif ids is None:
             torch.mul(kf, rps * rps, out=self.computed_thrust)
             torch.clamp(self.computed_thrust, lo, hi, out=self.applied_thrust)
         else:

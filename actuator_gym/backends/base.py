@@ -132,6 +132,16 @@ class PhysicsBackend(abc.ABC):
         ``NotImplementedError`` on backends that do not provide them."""
         raise NotImplementedError(f"{type(self).__name__} does not provide mass-matrix terms")
 
+    def diverged(self) -> Any:
+        """``(num_envs,)`` bool: the worlds whose simulation diverged since the last call (the task
+        ends their episode: ``info["physics_diverged"]``). Default: a non-finite ``qpos`` / ``qvel``
+        (the Warp engines carry NaN on); the MuJoCo backends read MuJoCo's own warnings instead (it
+        resets a diverged world: :func:`~actuator_gym.backends.mujoco.take_diverged`)."""
+        import numpy as np
+
+        q, v = (np.asarray(getattr(self, k)) for k in ("qpos", "qvel"))
+        return ~(np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1))
+
     # -- shared checks ---------------------------------------------------------------------------
     def _check_joint_ids(self, joint_ids: Sequence[int]):
         """``joint_ids`` (indices into :attr:`joints`) as a 1-D ``intp`` array, or ``ValueError``."""

@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from .base import PhysicsBackend, check_num_envs, env_index
-from .mujoco import OffscreenRenderer, joint_info  # shared with the single-MjData backend
+from .mujoco import OffscreenRenderer, joint_info, take_diverged  # shared with the single-MjData backend
 from .mujoco_dynamics import MassMatrixTerms
 
 __all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
@@ -123,6 +123,7 @@ class MujocoBatchBackend(PhysicsBackend):
         self.qfrc_applied = b.bind("qfrc_applied")
         self.xfrc_applied = b.bind("xfrc_applied")
         self.time = b.bind("time")
+        self._warnings = b.warning[..., 1]  # (num_envs, mjNWARNING) MuJoCo's warning counters, per world
         self._qadr = _index(self.joints.qpos_adr)
         self._dadr = _index(self.joints.dof_adr)
         self._stage = int(mujoco.mjtStage.mjSTAGE_VEL)
@@ -161,6 +162,13 @@ class MujocoBatchBackend(PhysicsBackend):
         stage = self._stage if derived and (self._bound or self._mass is not None) else 0
         self.batch.step(nstep=int(nstep), stage=stage)
         self._derived_current = stage != 0
+
+    def diverged(self) -> np.ndarray:
+        """``(num_envs,)`` bool: the worlds MuJoCo found diverged since the last call or their reset
+        (a NaN, inf or huge ``qpos``, ``qvel`` or ``qacc``, after which it reset the world to the model's
+        defaults and went on); from the batch's per-world warning counters, which the call clears
+        (:func:`~actuator_gym.backends.mujoco.take_diverged`)."""
+        return take_diverged(self._warnings)
 
     # -- state access ------------------------------------------------------------------------
     def field(self, name: str) -> np.ndarray:

@@ -106,6 +106,13 @@ class JointBackend(Protocol):
         ``ValueError`` for ids outside ``[0, num_joints)``."""
         ...
 
+    def diverged(self) -> Any:
+        """``(num_envs,)`` bool numpy array: the worlds whose simulation diverged since the last call
+        (the MuJoCo backends: MuJoCo's bad ``qpos`` / ``qvel`` / ``qacc`` warnings, after which it reset
+        the world, cleared by the call; the Warp ones: a non-finite ``qpos`` / ``qvel``). The task ends
+        those envs' episodes (``info["physics_diverged"]``)."""
+        ...
+
 
 @runtime_checkable
 class SingleWorldBackend(JointBackend, Protocol):

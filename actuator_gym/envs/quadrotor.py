@@ -22,7 +22,11 @@ Action: per-rotor thrust commands in ``[-1, 1]``, mapped linearly over the thrus
 that is ``action_offset = (T_min + T_max) / 2`` and ``action_scale = (T_max - T_min) / 2`` [N] per
 rotor, reported in ``info["action_scale"]`` / ``info["action_offset"]`` at reset.
 ``hover_action`` is the action whose thrust carries the airframe's weight:
-``2 * (m g / 4 - T_min) / (T_max - T_min) - 1`` (about -0.203 with the defaults).
+``2 * (m g / 4 - T_min) / (T_max - T_min) - 1`` (about -0.203 with the defaults). It holds altitude
+from a level start; the default reset tilts the airframe (``init_tilt_noise``, up to 0.1 rad in roll
+and in pitch), where the same thrust ``m g`` along the tilted body axis accelerates it at
+``g (z_body - e_z)``: it sinks by ``g (1 - cos(tilt)) t² / 2`` and drifts sideways
+(``init_tilt_noise=0`` starts level).
 
 Every physics substep the substep engine runs the rotor group: the thruster advances its rotor
 dynamics toward ``T_cmd``; its writer (:class:`~actuator_gym.rotors.BodyWrenchWriter`) sends the
@@ -52,9 +56,9 @@ Default thruster (:func:`quadrotor_thruster_cfg`): the ARL-class rotor time cons
 0.05-0.08 s, fall 0.005 s, re-drawn per env and rotor at every reset) and torque-to-thrust ratio
 0.07 m (kept: they describe the motor-propeller unit, not the airframe); thrust range scaled to the
 1 kg airframe, (0.1, 6.0) N per rotor (thrust-to-weight 2.45); the thrust constant fixed at the middle
-of the ARL range, 1.376e-5 N/rps², so that the rotors start exactly at hover (``initial_rps =
-sqrt(m g / 4 / k_f)``, about 422 rps). Pass a ``ThrusterCfg`` with a ``thrust_const_range`` to
-randomize ``k_f`` (the start is then only near hover).
+of the ARL range, 1.376e-5 N/rps² (about 422 rps at hover). Every reset starts the rotors at the
+hover thrust ``m g / 4`` (speed ``sqrt(m g / 4 / k_f)``, ``initial_rps`` in force), also when a
+``ThrusterCfg`` with a ``thrust_const_range`` randomizes ``k_f``.
 """
 
 from __future__ import annotations
@@ -391,13 +395,12 @@ class QuadrotorTask(BatchedTask):
             raise ValueError(
                 f"QuadrotorTask: the hover thrust {self.hover_thrust:.4f} N per rotor lies outside thrust_range {cfg.thrust_range}"
             )
-        self.hover_rps = math.sqrt(self.hover_thrust / (0.5 * sum(cfg.thrust_const_range)))
         # rotor positions relative to the centre of mass, in the body frame
         self.allocation = allocation_matrix(m.site_pos[sites] - m.body_ipos[bid], SPIN_DIRECTIONS, cfg.torque_to_thrust_ratio)
         writer = BodyWrenchWriter(lambda: be.field("xmat"), lambda: be.xfrc_applied, bid, self.allocation)
         self._rotor_group_name = name
         return RotorGroup(name, cfg, ROTOR_NAMES, writer, num_envs=self.num_envs, physics_dt=self.physics_dt,
-                          initial_rps=self.hover_rps, seed=seed, power=InducedPower(self.cfg.geometry.propeller_radius))
+                          initial_thrust=self.hover_thrust, seed=seed, power=InducedPower(self.cfg.geometry.propeller_radius))
 
     @property
     def thruster(self):

@@ -78,6 +78,8 @@ draws during steps: ``self.streams.for_envs(ids)``). Resetting env ``i`` re-draw
   mapping in force (masks ``_action_scale`` / ``_action_offset``: the envs reset in this call).
 * ``info["actuator_episode"]``: the episode statistics (:mod:`actuator_gym.episode_stats`; mask: the
   envs whose episode ended in this step).
+* ``info["physics_diverged"]`` ``(num_envs,)`` bool (mask: all envs): the envs whose physics diverged in
+  this step (MuJoCo reset their worlds: ``backend.diverged()``); their episodes truncate.
 Every info has the same keys (torchrl stacks them); only the masks change.
 
 Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
@@ -250,15 +252,13 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
         self.episode_stats = EpisodeStats.of(n, self.collection, self.rotors)  # info["actuator_episode"]
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
-        self._autoreset = np.zeros(n, dtype=bool)
+        self._autoreset, self.physics_diverged = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)  # info["physics_diverged"]
         self.skrl_episode_info = False
         """Add skrl's ``info["episode"]`` scalars (set when skrl's wrapper resets the task: task_conventions)."""
         self.parameters_changed = np.zeros(n, dtype=bool)
         """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
         self.streams, self._field_streams = (EnvStreams(n, derive_seeds(seeds, t), owner=owner) for t in (TASK_STREAM, FIELD_STREAM))
-        self.metadata = dict(type(self).metadata)
-        self.metadata["autoreset_mode"] = mode
-        self.metadata["render_fps"] = int(round(1.0 / self.dt))
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode, "render_fps": int(round(1.0 / self.dt))}
         self.render_env_ids: Sequence[int] = tuple(range(min(n, 8)))
         """Envs drawn by ``render()`` (one frame each)."""
 
@@ -372,8 +372,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if seed is not None:
             self._reseed(seed)
         self._reset_envs(ids, full=mask is None)
-        reset_mask = np.zeros(self.num_envs, bool)
-        reset_mask[ids] = True
+        reset_mask = np.isin(np.arange(self.num_envs), ids)
         obs = self._observe_checked()
         info = self._info(stepped=np.zeros(self.num_envs, bool), reset=reset_mask)
         return obs, info
@@ -410,12 +409,12 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             self.rotors.set_actions(a[:, nj:])
         self.run_substeps()
         self.episode_step += 1
-
+        self.physics_diverged[:] = self.backend.diverged()  # MuJoCo reset those worlds: their episodes end
         rew = np.asarray(self.reward(), dtype=np.float64).reshape(-1)
         term = np.asarray(self.terminated(), dtype=bool).reshape(-1)
         if rew.shape != (n,) or term.shape != (n,):
             raise ValueError(f"{type(self).__name__}: reward() and terminated() must return ({n},) arrays")
-        trunc = self.episode_step >= self.max_episode_steps
+        trunc = (self.episode_step >= self.max_episode_steps) | self.physics_diverged
         stepped = ~reset_now
         self.episode_stats.update(self.telemetry, stepped)
 
@@ -571,7 +570,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.episode_stats.reset(ids)
         for v in self.telemetry.values():
             v[ids] = 0
-        self._autoreset[ids] = False
+        self._autoreset[ids] = self.physics_diverged[ids] = False
 
     def _reset_targets(self, ids: np.ndarray) -> None:
         """Joint targets of ``ids`` back to the zero-action command (rotor groups hold their own)."""

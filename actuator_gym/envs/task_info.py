@@ -58,6 +58,7 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
         for fr in task._field_rands:
             rd[fr.label], rd["_" + fr.label] = fr.current(), reset.copy()
         info["randomization"], info["_randomization"] = rd, reset.copy()
+    info["physics_diverged"], info["_physics_diverged"] = task.physics_diverged.copy(), everyone.copy()
     for k, v in task.extra_info().items():
         v = np.asarray(v)
         if v.shape[:1] != (n,):

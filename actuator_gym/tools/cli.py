@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._safe_io import atomic_path, clear_outputs, output_dir, write_atomic
 from .tables import write_csv
 
 DEFAULT_OUT = Path("actuator_gym_out")
@@ -104,8 +105,7 @@ def cmd_list(args) -> int:
 def cmd_demo(args) -> int:
     from . import analysis, plots
 
-    out = Path(args.out) / "demo"
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out, "demo")
     target = math.radians(args.target_deg)
     t0 = time.perf_counter()
     cases = analysis.demo_cases()
@@ -136,8 +136,7 @@ def cmd_sweep(args) -> int:
     from . import analysis, plots
 
     cases = analysis.sweep_cases(args.param)
-    out = Path(args.out) / "sweep"
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out, "sweep")
     target = math.radians(args.target_deg)
     recs = [analysis.record_pendulum(acts, target=target, seconds=args.seconds, label=label, seed=args.seed, **kw)
             for label, acts, kw in _progress(cases, f"sweep {args.param}")]
@@ -188,8 +187,7 @@ def cmd_rollout(args) -> int:
         kwargs["render_mode"] = "rgb_array"
     env = make_env(task, actuators, **kwargs)
     policy = _policy(args.policy, env, seed)
-    out = Path(args.out) / "rollout"
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args.out, "rollout")  # refused before the run when OUT/rollout is a link
     obs, info = env.reset(seed=seed)
     dt = float(getattr(env.unwrapped, "dt", 1.0))
     from .gait import GaitRecorder, format_gait
@@ -218,7 +216,9 @@ def cmd_rollout(args) -> int:
     steps = len(log["reward"])
     t = np.arange(1, steps + 1) * dt
     arrays = {k: np.stack(v) for k, v in log.items() if len(v) == steps}
-    np.savez_compressed(out / "telemetry.npz", t=t, **arrays)
+    clear_outputs(out, ROLLOUT_OUTPUTS)  # an earlier rollout's files (e.g. its video), before this one writes
+    with atomic_path(out / "telemetry.npz") as tmp:
+        np.savez_compressed(tmp, t=t, **arrays)
     rows = []
     for i in range(steps):
         row: dict[str, Any] = {"t": float(t[i]), "reward": arrays["reward"][i]}
@@ -237,13 +237,8 @@ def cmd_rollout(args) -> int:
         import json
 
         figures = gait.figures()
-        (out / "gait.json").write_text(json.dumps(figures, indent=1))
-        files.append(out / "gait.json")
+        files.append(write_atomic(out / "gait.json", json.dumps(figures, indent=1)))
         print(format_gait(figures))
-    written = {Path(f).name for f in files}
-    for name in ROLLOUT_OUTPUTS:  # an earlier rollout's files that this one did not write (e.g. its video)
-        if name not in written and (out / name).is_file():
-            (out / name).unlink()
     print(f"{task}: {steps} steps, {episodes} finished episode(s), mean reward {np.mean(arrays['reward']):.4f}")
     for f in files:
         print(f"  {f}")
@@ -252,8 +247,9 @@ def cmd_rollout(args) -> int:
 
 ROLLOUT_OUTPUTS = ("telemetry.npz", "telemetry.csv", "applied_effort.png", "applied_thrust.png", "joint_pos.png",
                    "rollout.gif", "rollout.mp4", "gait.json")
-"""The files ``rollout`` writes into ``OUT/rollout/``; after a rollout, those it did not write this time
-are removed (they were an earlier rollout's); no other file there is touched."""
+"""The files ``rollout`` writes into ``OUT/rollout/``: an earlier rollout's are removed before a rollout
+writes (a symbolic link: the link, not its target); no other file there is touched. Every file is
+written atomically (``_safe_io.atomic_path``: a link at its name is replaced, never written through)."""
 
 
 def _write_video(frames, path: Path, fps: int) -> Path:
@@ -261,13 +257,14 @@ def _write_video(frames, path: Path, fps: int) -> Path:
         raise CliError("no frames were rendered (is a GL backend available? set MUJOCO_GL=egl or osmesa)")
     import imageio.v2 as imageio
 
-    if path.suffix == ".gif":
-        imageio.mimsave(path, frames, duration=1.0 / fps, loop=0)
-    else:
-        try:
-            imageio.mimsave(path, frames, fps=fps)
-        except Exception as exc:  # noqa: BLE001 - the ffmpeg plugin is optional
-            raise CliError(f"cannot write {path.name}: {exc}; use --video gif, or pip install imageio-ffmpeg") from None
+    with atomic_path(path) as tmp:
+        if path.suffix == ".gif":
+            imageio.mimsave(tmp, frames, duration=1.0 / fps, loop=0)
+        else:
+            try:
+                imageio.mimsave(tmp, frames, fps=fps)
+            except Exception as exc:  # noqa: BLE001 - the ffmpeg plugin is optional
+                raise CliError(f"cannot write {path.name}: {exc}; use --video gif, or pip install imageio-ffmpeg") from None
     return path
 
 
@@ -332,7 +329,7 @@ def cmd_train(args) -> int:
         if ray_only:
             raise CliError(f"{', '.join(ray_only)}: only with --engine ray (this run's engine: {engine})")
         engine, settings = train_settings_from_args(args, exp)
-    out = Path(args.out) / "train"
+    out = output_dir(args.out, "train", create=False)  # a link there is refused before training
     report = train_policy(engine, task, out, actuators=actuators, task_kwargs=kwargs, seed=seed, settings=settings)
     print(f"PPO ({engine}) on {task}: {report['timesteps']} steps in {report['wall_s']:.1f} s")
     for r in report.get("env_runners", ()):  # the ray engine
@@ -380,8 +377,8 @@ def cmd_transfer(args) -> int:
     from . import transfer
 
     exp = transfer.load_transfer(args.file, args.allow_unsafe_checkpoint)  # checked before anything is written
-    out = Path(args.out) / "transfer" / exp.name
-    report = transfer.run_transfer(args.file, out, allow_unsafe_checkpoint=args.allow_unsafe_checkpoint)
+    out = output_dir(args.out, "transfer", exp.name, create=False)  # a link there is refused before anything runs
+    report = transfer.run_transfer(args.file, out, allow_unsafe_checkpoint=args.allow_unsafe_checkpoint, ray_address=args.address)
     print(f"{exp.task}: {len(report['trained'])} polic(ies) trained, {len(report['reused'])} reused, "
           f"{len(report['fitted'])} net(s) fitted, {report['evaluated']} evaluation(s) run in {report['wall_s']:.1f} s")
     keys = ("train_condition", "hardware_condition", "tracking_error", "tracking_error_ci95", "return", "fell", "energy",
@@ -541,6 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--allow-unsafe-checkpoint", action="store_true",
                    help="let the file's actuator presets load network formats that can run code (TorchScript, pickle, "
                         ".pt2); only for files you trust (default: off)")
+    t.add_argument("--address", default=None, metavar="ADDR",
+                   help="the Ray cluster a file with engine: ray trains on ('auto', 'host:6379', 'ray://host:10001'; a file "
+                        "cannot name one); default: start a local one")
     _add_out(t)
     t.set_defaults(func=cmd_transfer)
 

@@ -16,7 +16,12 @@
 * the engine's own resume file (``sb3_model.zip``, ``rsl_rl_model.pt``: pickle-bearing formats,
   load them only from folders you trust);
 
-and :func:`train_policy` adds ``summary.json`` (:data:`SUMMARY_KEYS` and the engine's own fields).
+and :func:`train_policy` adds ``summary.json`` (:data:`SUMMARY_KEYS` and the engine's own fields) last:
+a folder with ``summary.json`` holds one finished run's files, all of them. Before its first write an
+engine removes an earlier run's outputs from ``out_dir``
+(:func:`~actuator_gym.tools.training.prepare_run_dir`: :data:`~actuator_gym.tools.training.TRAIN_OUTPUTS`,
+``summary.json`` first), and every file is written atomically (a temporary file renamed over the
+target: a symbolic link there is replaced, never written through; ``logs/`` must not be a link).
 ``settings`` holds the engine's knobs (:data:`actuator_gym.configs.TRAIN_SETTINGS`): for ``sb3`` the
 keyword arguments of :func:`~actuator_gym.tools.training.train_ppo`, for ``rsl_rl``
 :data:`actuator_gym.configs.RSL_RL_TRAIN_KEYS`, for ``ray``
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .. import configs
+from .._safe_io import write_atomic
 
 __all__ = ["ENGINES", "SUMMARY_FILE", "SUMMARY_KEYS", "train_policy"]
 
@@ -114,5 +120,5 @@ def train_policy(
     if "log_dir" in report:  # relative to out_dir: the folder can move
         summary["log_dir"] = str(Path(report["log_dir"]).relative_to(out)) if Path(report["log_dir"]).is_relative_to(out) else report["log_dir"]
     summary = _json_safe(summary)
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=1))
+    write_atomic(out / SUMMARY_FILE, json.dumps(summary, indent=1))  # last: the run is complete
     return {**report, "engine": engine, "summary": summary}

@@ -20,7 +20,9 @@ NPZ arrays may also be 2-D ``(T, K)``: K joints logged side by side, each its ow
 
 Command line: ``actuator-gym fit log.csv out/ --model mlp`` (``actuator-gym fit --help`` lists every
 option with its unit and default). Bad logs and options are refused with one line naming the file or
-the option before any training starts.
+the option before any training starts. A log holds at most :data:`LOG_MAX_VALUES` numbers in a file of
+at most :data:`LOG_MAX_BYTES` (an ``.npz``'s declared sizes are checked from its headers before it is
+loaded). The outputs are written atomically (a link at their names is replaced, never written through).
 ``generate_synthetic_log`` writes a log from a known analytic actuator (``DCMotorCfg`` + delay driving a
 1-DOF inertia) for testing the pipeline.
 """
@@ -39,6 +41,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .._config_transfer import FIT_MAX_LAYERS
+from .._safe_io import atomic_path, load_npz, npz_headers, read_size, write_atomic
 from ..actuators.checkpoints import MLPNet, RecurrentNet, export_onnx
 
 __all__ = ["fit_actuator_net", "generate_synthetic_log", "load_log", "main", "COLUMNS"]
@@ -51,61 +55,90 @@ MAX_HISTORY = 1024
 """Largest MLP history index accepted (``input_idx``) [substeps]."""
 MAX_HIDDEN = 4096
 """Largest hidden-layer width accepted."""
+LOG_MAX_BYTES = 256 * 2**20
+"""[bytes]: largest log file, and largest total an ``.npz`` log's arrays may declare (their ``.npy``
+headers' ``prod(shape) * itemsize``, and its zip directory's uncompressed sizes), checked before anything
+is inflated or parsed."""
+LOG_MAX_VALUES = 2**24
+"""Most numbers a log may hold (all its arrays' elements, or data rows x columns of a CSV): 128 MiB as
+float64. Counted from the ``.npy`` headers before loading, and while a CSV is read."""
+LOG_CSV_MAX_LINE = 2**16
+"""[characters]: longest line of a CSV log."""
+MAX_LAYERS = FIT_MAX_LAYERS
+"""Most hidden layers accepted (``hidden``; the transfer files' ``fitted_net.fit.hidden`` too)."""
 
 
 class LogError(ValueError):
     """A log file that cannot be used for fitting (the message names the file and the problem)."""
 
 
+def _too_many(path: Path, n: int) -> LogError:
+    return LogError(f"{path}: the log holds {n} numbers or more; allowed: at most {LOG_MAX_VALUES} (fit.LOG_MAX_VALUES)")
+
+
 def _read_csv(path: Path) -> dict[str, np.ndarray]:
+    """Read line by line (each at most :data:`LOG_CSV_MAX_LINE` characters) into one float64 buffer,
+    refused past :data:`LOG_MAX_VALUES` numbers: the memory stays ~8 bytes per number."""
+    import array
     import csv
 
+    header: list[str] | None = None
+    values = array.array("d")
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
+        with open(path, newline="", encoding="utf-8") as f:
+            for n, line in enumerate(iter(lambda: f.readline(LOG_CSV_MAX_LINE + 1), ""), start=1):
+                if len(line) > LOG_CSV_MAX_LINE:
+                    raise LogError(f"{path}: line {n} is longer than {LOG_CSV_MAX_LINE} characters; allowed: at most that")
+                r = next(csv.reader([line]), [])
+                if not any(c.strip() for c in r):  # blank lines carry nothing
+                    continue
+                if header is None:
+                    header = [c.strip() for c in r]
+                    if len(set(header)) != len(header):
+                        raise LogError(f"{path}: duplicate column names in the header {header}")
+                    continue
+                if len(r) != len(header):
+                    raise LogError(f"{path}: line {n} has {len(r)} field(s), the header has {len(header)}")
+                try:
+                    row = [float(c) for c in r]
+                except ValueError:
+                    raise LogError(f"{path}: line {n}: every field must be a number, got {r}") from None
+                if len(values) + len(row) > LOG_MAX_VALUES:
+                    raise _too_many(path, len(values) + len(row))
+                values.extend(row)
     except UnicodeDecodeError:
         raise LogError(f"{path}: not a text CSV file") from None
     except csv.Error as exc:
         raise LogError(f"{path}: malformed CSV: {exc}") from None
-    rows = [r for r in rows if any(c.strip() for c in r)]  # blank lines carry nothing
-    if not rows:
+    if header is None:
         raise LogError(f"{path}: empty file; expected a header row {list(COLUMNS)} (+ optional 'episode') and data rows")
-    header = [c.strip() for c in rows[0]]
-    if len(set(header)) != len(header):
-        raise LogError(f"{path}: duplicate column names in the header {header}")
-    if len(rows) == 1:
+    if not values:
         raise LogError(f"{path}: header only, no data rows")
-    values = np.empty((len(rows) - 1, len(header)))
-    for n, r in enumerate(rows[1:], start=2):
-        if len(r) != len(header):
-            raise LogError(f"{path}: line {n} has {len(r)} field(s), the header has {len(header)}")
-        try:
-            values[n - 2] = [float(c) for c in r]
-        except ValueError:
-            raise LogError(f"{path}: line {n}: every field must be a number, got {r}") from None
-    return {name: values[:, i] for i, name in enumerate(header)}
+    table = np.frombuffer(values, dtype=np.float64).reshape(-1, len(header))
+    return {name: table[:, i] for i, name in enumerate(header)}
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    """The arrays, after their ``.npy`` headers were checked (numeric, 1-D or 2-D, at most
+    :data:`LOG_MAX_BYTES` declared and :data:`LOG_MAX_VALUES` elements) -- before any is loaded."""
     import zipfile
 
+    if not zipfile.is_zipfile(path):
+        raise LogError(f"{path}: not an NPZ archive (a zip of .npy arrays)")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {}
-            for k in z.files:
-                a = z[k]
-                if a.dtype.kind not in "biuf":
-                    raise LogError(f"{path}: array {k!r} has dtype {a.dtype}; columns must be numeric")
-                if a.ndim not in (1, 2):
-                    raise LogError(f"{path}: array {k!r} has shape {a.shape}; columns are (T,) or (T, K)")
-                data[k] = np.asarray(a, dtype=np.float64)
-    except LogError:
-        raise
-    except ValueError as exc:  # e.g. object arrays (allow_pickle=False)
-        raise LogError(f"{path}: unreadable NPZ ({exc})") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise LogError(f"{path}: not an NPZ archive ({exc})") from None
-    return data
+        heads = npz_headers(path, LOG_MAX_BYTES, "log", kinds="biuf")
+    except ValueError as exc:
+        raise LogError(str(exc)) from None
+    for k, (shape, _) in heads.items():
+        if len(shape) not in (1, 2):
+            raise LogError(f"{path}: array {k!r} has shape {shape}; columns are (T,) or (T, K)")
+    n = sum(math.prod(shape) for shape, _ in heads.values())
+    if n > LOG_MAX_VALUES:
+        raise _too_many(path, n)
+    try:
+        return {k: np.asarray(a, dtype=np.float64) for k, a in load_npz(path, LOG_MAX_BYTES, "log", kinds="biuf").items()}
+    except ValueError as exc:
+        raise LogError(str(exc)) from None
 
 
 def load_log(path: str | Path) -> list[dict[str, np.ndarray]]:
@@ -119,6 +152,9 @@ def load_log(path: str | Path) -> list[dict[str, np.ndarray]]:
         raise LogError(f"{path}: expected a .csv or .npz log")
     if not path.is_file():
         raise LogError(f"{path}: no such file")
+    size = read_size(path, "log")
+    if size > LOG_MAX_BYTES:
+        raise LogError(f"{path}: the log is {size} bytes; allowed: at most {LOG_MAX_BYTES} (fit.LOG_MAX_BYTES)")
     data = _read_npz(path) if path.suffix == ".npz" else _read_csv(path)
     missing = [c for c in COLUMNS if c not in data]
     if missing:
@@ -161,8 +197,8 @@ def _check_options(model_type, input_idx, hidden, activation, epochs, lr, batch_
     if hidden is None:
         hidden = (32, 32) if model_type == "mlp" else (32,)
     hidden = tuple(integer("hidden", h, 1, MAX_HIDDEN) for h in (hidden if not isinstance(hidden, (str, bytes)) else [hidden]))
-    if not hidden:
-        raise ValueError("hidden must list at least one layer width")
+    if not 1 <= len(hidden) <= MAX_LAYERS:
+        raise ValueError(f"hidden must list 1 to {MAX_LAYERS} layer widths, got {len(hidden)}")
     if model_type == "lstm" and len(hidden) != 1:
         raise ValueError(f"hidden: the LSTM has one recurrent layer, give one width, got {list(hidden)}")
     try:
@@ -343,15 +379,16 @@ def fit_actuator_net(
     report = {"model_type": model_type, "heldout": _scores(np.concatenate(preds), np.concatenate(ys)), "train_seconds": train_s}
     meta.update(pos_scale=pos_scale, vel_scale=vel_scale, torque_scale=torque_scale, effort_scale=torque_scale)
     onnx_path, ts_path = out / "actuator_net.onnx", out / "actuator_net.pt"
-    export_onnx(net, onnx_path, model_type, meta)
-    with warnings.catch_warnings():
+    with atomic_path(onnx_path) as tmp:  # every output whole or not at all; a link at its name replaced
+        export_onnx(net, tmp, model_type, meta)
+    with warnings.catch_warnings(), atomic_path(ts_path) as tmp:
         warnings.simplefilter("ignore", DeprecationWarning)
         if model_type == "mlp":
-            torch.jit.trace(net, torch.zeros(2, in_features)).save(str(ts_path))
+            torch.jit.trace(net, torch.zeros(2, in_features)).save(str(tmp))
         else:
-            torch.jit.script(_IsaacLSTM(net, pos_scale, vel_scale, torque_scale)).save(str(ts_path))
+            torch.jit.script(_IsaacLSTM(net, pos_scale, vel_scale, torque_scale)).save(str(tmp))
     report.update(onnx=str(onnx_path), torchscript=str(ts_path), metadata=meta)
-    (out / "report.json").write_text(json.dumps(report, indent=1))
+    write_atomic(out / "report.json", json.dumps(report, indent=1))
     return report
 
 
@@ -427,7 +464,8 @@ def generate_synthetic_log(
         q = q + dt * qd
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **logs)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:  # a handle: numpy appends no '.npz'
+        np.savez(fh, **logs)
     return path
 
 
@@ -450,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--input-idx", type=int, nargs="+", default=[0, 1, 2, 3], metavar="I",
                     help=f"MLP only: history indices [substeps back], each in [0, {MAX_HISTORY}] (default: 0 1 2 3)")
     ap.add_argument("--hidden", type=int, nargs="+", default=None, metavar="W",
-                    help=f"hidden layer widths, each in [1, {MAX_HIDDEN}]; the LSTM takes one (default: 32 32 for mlp, 32 for lstm)")
+                    help=f"hidden layer widths (1 to {MAX_LAYERS}), each in [1, {MAX_HIDDEN}]; the LSTM takes one (default: 32 32 for mlp, 32 for lstm)")
     ap.add_argument("--epochs", type=int, default=400, help="training epochs, >= 1 (default: %(default)s)")
     ap.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate, > 0 (default: %(default)s)")
     ap.add_argument("--batch-size", type=int, default=4096, help="MLP mini-batch size [rows], >= 1 (default: %(default)s)")

@@ -8,6 +8,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .._safe_io import atomic_path
+
 
 def _plt():
     import matplotlib
@@ -16,6 +18,18 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig, path: Path) -> Path:
+    """``fig`` written to ``path`` atomically (a link there is replaced, never written through), then closed."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=Path(path).suffix[1:] or None)
+    finally:
+        plt.close(fig)
+    return path
 
 
 def step_responses(recs: Sequence, path: Path, title: str, ylim: tuple[float, float] | None = None) -> Path:
@@ -36,9 +50,7 @@ def step_responses(recs: Sequence, path: Path, title: str, ylim: tuple[float, fl
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def efforts(recs: Sequence, path: Path, title: str) -> Path:
@@ -55,9 +67,7 @@ def efforts(recs: Sequence, path: Path, title: str) -> Path:
     ax.legend(fontsize=8, loc="best")
     ax.set_ylim(-8, 26)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def torque_speed(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, qd: np.ndarray, tau: np.ndarray, path: Path, title: str) -> Path:
@@ -77,9 +87,7 @@ def torque_speed(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, qd: np.ndarray, 
     ax.legend(fontsize=8, loc="lower left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def timeseries(t: np.ndarray, series: dict[str, np.ndarray], path: Path, title: str, ylabel: str) -> Path:
@@ -97,9 +105,7 @@ def timeseries(t: np.ndarray, series: dict[str, np.ndarray], path: Path, title: 
     if sum(np.asarray(y).reshape(len(t), -1).shape[1] for y in series.values()) <= 12:
         ax.legend(fontsize=7, loc="best", ncol=2)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def learning_curve(steps: Sequence[int], returns: Sequence[float], path: Path, title: str) -> Path:
@@ -111,9 +117,7 @@ def learning_curve(steps: Sequence[int], returns: Sequence[float], path: Path, t
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def heatmap_grid(path: Path, rows: Sequence[str], cols: Sequence[str], panels: dict[str, tuple[np.ndarray, np.ndarray, bool]],
@@ -142,6 +146,4 @@ def heatmap_grid(path: Path, rows: Sequence[str], cols: Sequence[str], panels: d
         fig.colorbar(im, ax=ax, shrink=0.8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)

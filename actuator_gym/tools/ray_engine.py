@@ -9,7 +9,8 @@ between them; 0: one learner in the driver process). World seeds: world ``i`` of
 actuator randomization included. The actuator episode statistics reach RLlib's metrics
 (:class:`~actuator_gym.adapters.ActuatorMetricsCallback`: ``result["env_runners"]["Episode_Actuator/..."]``).
 
-Ray itself: ``address`` names an existing cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``);
+Ray itself: ``address`` names an existing cluster (``"auto"``, ``"ray://host:10001"``, ``"host:6379"``;
+from code or ``--address`` only, never from a data file: :data:`actuator_gym.configs.CLUSTER_KEY`);
 without it a local one is started with ``num_cpus`` CPUs (default: this machine's) unless this process
 already joined one (``ray.init`` called before; it is then reused and left running). Every node must
 have actuator-gym installed. Actor CPU requests (:func:`actor_cpus`): each env runner and each learner
@@ -27,8 +28,6 @@ env-step time; samples/s = env steps / wall time of the ``train()`` calls, sampl
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import os
 import socket
@@ -40,82 +39,23 @@ from typing import Any, Mapping
 import numpy as np
 import torch
 
+from .. import configs
+
 __all__ = ["train_ray", "RAY_SETTINGS", "TRAIN_TO_RAY", "settings_from_train", "actor_cpus", "rllib_actor_state", "check_settings"]
 
-RAY_SETTINGS: dict[str, Any] = {
-    "env_runners": 2,
-    "envs_per_runner": 8,
-    "learners": 0,
-    "address": None,
-    "total_timesteps": 50_000,
-    "iterations": None,
-    "rollout_fragment_length": 64,
-    "minibatch_size": 256,
-    "num_epochs": 4,
-    "learning_rate": 3e-4,
-    "gamma": 0.99,
-    "lambda_": 0.95,
-    "clip_param": 0.2,
-    "entropy_coeff": 0.0,
-    "net_arch": [64, 64],
-    "activation": "tanh",
-    "eval_every": 10_000,
-    "eval_episodes": 5,
-    "num_cpus": None,
-    "cpus_per_env_runner": None,
-    "cpus_per_learner": None,
-    "gpus_per_learner": 0,
-}
-"""Every setting of :func:`train_ray` and its default. ``iterations`` (RLlib ``train()`` calls),
-when given, replaces ``total_timesteps``; one iteration samples ``env_runners * envs_per_runner *
-rollout_fragment_length`` env steps. ``cpus_per_env_runner`` / ``cpus_per_learner``: None sizes them
-to fit (:func:`actor_cpus`). ``num_cpus``: the CPUs of a local cluster this call starts."""
-
-_INT_AT_LEAST = {"env_runners": 1, "envs_per_runner": 1, "learners": 0, "total_timesteps": 1, "iterations": 1,
-                 "rollout_fragment_length": 1, "minibatch_size": 1, "num_epochs": 1, "eval_every": 1,
-                 "eval_episodes": 1, "num_cpus": 1, "gpus_per_learner": 0}
-_UNIT = ("learning_rate", "gamma", "lambda_", "clip_param")
-_ACTIVATIONS = ("tanh", "relu")
-_OPTIONAL = ("address", "iterations", "num_cpus", "cpus_per_env_runner", "cpus_per_learner")
+RAY_SETTINGS: dict[str, Any] = configs.RAY_TRAIN_KEYS
+"""Every setting of :func:`train_ray` and its default (:data:`actuator_gym.configs.RAY_TRAIN_KEYS`).
+``iterations`` (RLlib ``train()`` calls), when given, replaces ``total_timesteps``; one iteration samples
+``env_runners * envs_per_runner * rollout_fragment_length`` env steps. ``cpus_per_env_runner`` /
+``cpus_per_learner``: None sizes them to fit (:func:`actor_cpus`). ``num_cpus``: the CPUs of a local
+cluster this call starts. ``address``: an existing cluster (from code or ``--address`` only: a data
+file naming one is refused). Bounds: :class:`actuator_gym.configs.ConfigLimits` (docs/distributed.md)."""
 
 
 def check_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
-    """:data:`RAY_SETTINGS` updated with ``settings``, each value checked: ``ValueError`` naming the
-    setting and its allowed range (unknown names list the allowed ones)."""
-    s = dict(RAY_SETTINGS)
-    given = dict(settings or {})
-    unknown = sorted(set(given) - set(RAY_SETTINGS))
-    if unknown:
-        raise ValueError(f"train_ray: unknown setting(s) {unknown}; allowed: {sorted(RAY_SETTINGS)}")
-    s.update(given)
-    for k, v in s.items():
-        if v is None and k in _OPTIONAL:
-            continue
-        if k in _INT_AT_LEAST:
-            if isinstance(v, bool) or not isinstance(v, int) or v < _INT_AT_LEAST[k]:
-                raise ValueError(f"train_ray: {k} must be an integer >= {_INT_AT_LEAST[k]}, got {v!r}")
-        elif k in _UNIT:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
-                raise ValueError(f"train_ray: {k} must be a number in (0, 1], got {v!r}")
-        elif k == "entropy_coeff":
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise ValueError(f"train_ray: entropy_coeff must be a number in [0, 1], got {v!r}")
-        elif k in ("cpus_per_env_runner", "cpus_per_learner"):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.01 <= v <= 1024:
-                raise ValueError(f"train_ray: {k} must be a number in [0.01, 1024] or None (fit the cluster), got {v!r}")
-        elif k == "net_arch":
-            if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 16 or \
-                    not all(isinstance(w, int) and not isinstance(w, bool) and 1 <= w <= 8192 for w in v):
-                raise ValueError(f"train_ray: net_arch must be a list of 1 to 16 integers in [1, 8192], got {v!r}")
-            s[k] = [int(w) for w in v]
-        elif k == "activation":
-            if v not in _ACTIVATIONS:
-                raise ValueError(f"train_ray: activation must be one of {list(_ACTIVATIONS)}, got {v!r}")
-        elif k == "address":
-            if not isinstance(v, str) or not v:
-                raise ValueError(f"train_ray: address must be a Ray cluster address ('auto', 'host:6379', "
-                                 f"'ray://host:10001') or None (a local cluster), got {v!r}")
-    return s
+    """:data:`RAY_SETTINGS` updated with ``settings``, each value checked (:func:`actuator_gym.configs.ray_settings`):
+    a ``ValueError`` naming the setting and its allowed range (unknown names list the allowed ones)."""
+    return configs.ray_settings(dict(settings or {}), "train_ray: ", "")
 
 
 TRAIN_TO_RAY = {"total_timesteps": "total_timesteps", "num_envs": "envs_per_runner", "n_steps": "rollout_fragment_length",
@@ -246,7 +186,8 @@ def train_ray(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Train PPO on Ray RLlib (module doc); ``settings``: :data:`RAY_SETTINGS`. Writes the engine
-    files into ``out_dir`` and returns the report that ``summary.json`` holds, plus ``curve``."""
+    files into ``out_dir`` and returns the report that ``summary.json`` holds, plus ``curve``
+    (:func:`~actuator_gym.tools.engines.train_policy` writes ``summary.json``, last)."""
     try:
         import ray
         from ray.rllib.core import DEFAULT_MODULE_ID
@@ -255,13 +196,13 @@ def train_ray(
     from tqdm import tqdm
 
     from .distributed import block_seed
-    from .training import SavedPolicy, evaluate, make_env, save_policy, torch_threads, write_learning_curve
+    from .tables import write_csv
+    from .training import SavedPolicy, evaluate, make_env, prepare_run_dir, save_policy, torch_threads, write_learning_curve
 
     s = check_settings(settings)
     block_seed(seed, s["env_runners"] - 1, s["envs_per_runner"])  # every world seed in range, before Ray starts
     task_kwargs = dict(task_kwargs or {})
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_run_dir(out_dir)  # an earlier run's files removed; train_policy writes summary.json last
     eval_env = make_env(task, actuators, **task_kwargs)
     obs_space, act_space = eval_env.observation_space, eval_env.action_space
     act_dim = int(np.prod(act_space.shape))
@@ -327,10 +268,7 @@ def train_ray(
             eval_env.close()
         write_learning_curve(out, curve, f"PPO (Ray RLlib, {s['env_runners']} env runners) on {task}")
         keys = list(dict.fromkeys(k for r in rows for k in r))
-        with open(out / "progress.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys, restval="")
-            w.writeheader()
-            w.writerows(rows)
+        write_csv(out / "progress.csv", [{k: r.get(k, "") for k in keys} for r in rows])
         samples_per_s = steps / train_s
         summary = {
             "engine": "ray", "task": task, "seed": int(seed), "timesteps": int(steps), "wall_s": wall,
@@ -342,5 +280,4 @@ def train_ray(
             "actuator_metrics": {k: v for k, v in rows[-1].items() if k.startswith("Episode_Actuator/")},
             "settings": s,
         }
-        (out / "summary.json").write_text(json.dumps(summary, indent=1, default=float))
         return {**summary, "curve": curve, "out_dir": str(out)}

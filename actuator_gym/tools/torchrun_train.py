@@ -121,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
 
     from .. import configs
+    from .._safe_io import atomic_path, clear_outputs, output_dir, write_atomic
     from ..adapters import rsl_rl
     from .distributed import rank_plan
 
@@ -160,12 +161,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         ranks = [None] * plan.world_size
         torch.distributed.all_gather_object(ranks, me)
     if plan.is_main:
-        out.mkdir(parents=True, exist_ok=True)
-        save(out / "model.pt")
+        out = output_dir(out)
+        clear_outputs(out, ("summary.json", "model.pt"))  # an earlier run's: summary.json is written last
+        with atomic_path(out / "model.pt") as tmp:
+            save(tmp)
         summary = {"engine": f"{args.library}-torchrun", "task": exp.task, "seed": exp.seed, "world_size": plan.world_size,
                    "timesteps": iterations * per_iteration, "iterations": iterations, "wall_s": wall,
                    "samples_per_s": iterations * per_iteration / wall, "envs_per_rank": n, "ranks": ranks}
-        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+        write_atomic(out / "summary.json", json.dumps(summary, indent=1))
         print(f"{args.library} on {plan.world_size} rank(s) x {n} worlds: {summary['timesteps']} steps in {wall:.1f} s "
               f"({summary['samples_per_s']:.0f} samples/s); {out}/summary.json")
     vec.close()

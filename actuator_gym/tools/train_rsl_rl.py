@@ -39,9 +39,10 @@ from typing import Any, Mapping
 import torch
 
 from .. import configs
+from .._safe_io import atomic_path, output_dir
 from ..envs.symmetry import task_mirror
-from .training import (LOG_DIR, SavedPolicy, evaluate, log_formats, make_env, make_vec_env, save_policy, torch_threads,
-                       write_learning_curve)
+from .training import (LOG_DIR, SavedPolicy, evaluate, log_formats, make_env, make_vec_env, prepare_run_dir, save_policy,
+                       torch_threads, write_learning_curve)
 
 __all__ = ["train_rsl_rl", "RSL_RL_MODEL_FILE", "runner_config", "saved_actor"]
 
@@ -140,10 +141,10 @@ def train_rsl_rl(
             except ValueError as exc:
                 vec.close()
                 raise ValueError(f"settings.symmetry = {s['symmetry']!r}: {exc}") from None
-        out.mkdir(parents=True, exist_ok=True)
+        prepare_run_dir(out)  # an earlier run's outputs removed before this run writes any
         env = rsl_rl(vec, seed=seed)
         eval_env = make_env(task, actuators, **task_kwargs)
-        log_dir = out / LOG_DIR if "tensorboard" in log_formats() else None
+        log_dir = output_dir(out, LOG_DIR) if "tensorboard" in log_formats() else None
         with contextlib.redirect_stdout(io.StringIO()):  # the runner prints its models
             runner = OnPolicyRunner(env, runner_config(s), log_dir=None if log_dir is None else str(log_dir), device="cpu")
         runner.logger.git_status_repos = []  # else rsl_rl stores the git diff of whatever repository holds it
@@ -197,7 +198,8 @@ def train_rsl_rl(
                 f.unlink()
             with contextlib.suppress(OSError):
                 (log_dir / "git").rmdir()  # the folder of the git diffs it was told not to store, when empty
-        runner.save(str(out / RSL_RL_MODEL_FILE))
+        with atomic_path(out / RSL_RL_MODEL_FILE) as tmp:
+            runner.save(str(tmp))
         write_learning_curve(out, curve, f"PPO (rsl_rl) on {task}")
         env.close()
         eval_env.close()

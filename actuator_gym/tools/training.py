@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -32,7 +32,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from .._safe_io import parse_json_object, read_bytes
+from .._safe_io import atomic_path, clear_outputs, output_dir, parse_json_object, read_bytes, write_atomic, zip_sizes
 
 __all__ = ["SavedPolicy", "save_policy", "train_ppo", "make_env", "make_vec_env", "evaluate", "write_learning_curve"]
 
@@ -81,6 +81,23 @@ def torch_threads(n: int) -> Iterator[None]:
 
 LOG_DIR = "logs"
 """Sub-folder of a training run's ``out_dir`` holding SB3's log (``progress.csv``, TensorBoard events)."""
+TRAIN_OUTPUTS = ("summary.json", "policy.json", "policy.pt", "learning_curve.csv", "learning_curve.png", SB3_MODEL_FILE,
+                 "rsl_rl_model.pt", "progress.csv", f"{LOG_DIR}/progress.csv", f"{LOG_DIR}/events.out.tfevents.*",
+                 f"{LOG_DIR}/model_*.pt")
+"""The files a training run writes into its folder (glob patterns, ``summary.json`` first), which
+:func:`prepare_run_dir` removes before a new run writes any; other files there are not touched."""
+
+
+def prepare_run_dir(out: str | Path) -> Path:
+    """A training run's folder, made ready before the run's first write: created; its ``logs/`` not a
+    symbolic link (``ValueError`` naming it); an earlier run's outputs (:data:`TRAIN_OUTPUTS`) removed,
+    ``summary.json`` first -- so no file of the earlier run is left beside the new run's, and an
+    interrupted run leaves no ``summary.json`` (written last, by ``engines.train_policy``). Every
+    engine calls it where it first writes into ``out``."""
+    out = output_dir(out)
+    output_dir(out, LOG_DIR, create=False)
+    clear_outputs(out, TRAIN_OUTPUTS)
+    return out
 
 
 def log_formats() -> list[str]:
@@ -103,6 +120,14 @@ POLICY_MAX_DIM = 2**16
 """Largest ``obs_dim``, ``act_dim`` and ``net_arch`` width of a saved policy."""
 POLICY_MAX_LAYERS = 16
 """Largest ``len(net_arch)`` of a saved policy."""
+POLICY_EPSILON_RANGE = (1e-8, 1e8)
+"""Allowed ``obs_normalization.epsilon`` of a saved policy: ``std + epsilon`` divides the observations
+(``std`` may be 0), so a tiny epsilon gives inf / NaN actions."""
+POLICY_ARCHIVE_SLACK_BYTES = 2**20
+"""[bytes]: what ``policy.pt`` may hold beyond 8 bytes per parameter of the ``policy.json``
+architecture (the pickled index, record headers), in its file size and in the uncompressed sizes its
+zip directory declares -- both checked before ``torch.load`` inflates anything."""
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _check_meta(meta: Any, where: str) -> dict[str, Any]:
@@ -132,9 +157,11 @@ def _check_meta(meta: Any, where: str) -> dict[str, Any]:
         if fmt == POLICY_FORMAT_V1:
             raise ValueError(f"{where}: obs_normalization needs format {POLICY_FORMAT!r}, the file says {fmt!r}")
         eps = norm.get("epsilon") if isinstance(norm, dict) else None
+        lo, hi = POLICY_EPSILON_RANGE
         if not isinstance(norm, dict) or set(norm) != {"epsilon"} or isinstance(eps, bool) or not isinstance(eps, (int, float)) \
-                or not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"{where}: obs_normalization must be null or {{\"epsilon\": a finite number > 0}}, got {str(norm)[:80]}")
+                or not lo <= eps <= hi:
+            raise ValueError(f"{where}: obs_normalization must be null or {{\"epsilon\": a number in [{lo:g}, {hi:g}]}} "
+                             f"(POLICY_EPSILON_RANGE), got {str(norm)[:80]}")
     obs, act = dim("obs_dim", meta["obs_dim"]), dim("act_dim", meta["act_dim"])
     arch = meta["net_arch"]
     if not isinstance(arch, list) or len(arch) > POLICY_MAX_LAYERS:
@@ -145,8 +172,9 @@ def _check_meta(meta: Any, where: str) -> dict[str, Any]:
     for key in ("action_low", "action_high"):
         v = meta[key]
         ok = isinstance(v, list) and len(v) == act and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
-        if not ok or not np.isfinite(np.asarray(v, dtype=np.float64)).all():
-            raise ValueError(f"{where}: {key} must be a list of {act} (act_dim) finite numbers, got {str(v)[:80]}")
+        if not ok or not (np.abs(np.asarray(v, dtype=np.float64)) <= FLOAT32_MAX).all():  # the policy clips in float32
+            raise ValueError(f"{where}: {key} must be a list of {act} (act_dim) finite numbers of magnitude at most "
+                             f"{FLOAT32_MAX:.7g} (float32), got {str(v)[:80]}")
         bounds.append(np.asarray(v, dtype=np.float32))
     if (bounds[0] > bounds[1]).any():
         raise ValueError(f"{where}: action_low must be <= action_high element-wise")
@@ -219,8 +247,18 @@ class SavedPolicy:
             if not f.is_file():
                 raise ValueError(f"saved policy: {f} not found (expected policy.json and policy.pt in {folder})")
         meta = parse_json_object(read_bytes(meta_path, POLICY_JSON_MAX_BYTES, "policy.json"), str(meta_path), "policy.json")
-        if weights_path.stat().st_size > POLICY_WEIGHTS_MAX_BYTES:
-            raise ValueError(f"{weights_path}: is over {POLICY_WEIGHTS_MAX_BYTES} bytes; allowed: at most that")
+        meta = _check_meta(meta, str(meta_path))
+        # the sizes policy.json implies bound the weights file and what it declares, before anything is inflated
+        widths = [meta["obs_dim"], *meta["net_arch"], meta["act_dim"]]
+        params = sum((a + 1) * b for a, b in zip(widths, widths[1:])) + (2 * meta["obs_dim"] if meta.get("obs_normalization") else 0)
+        budget = min(POLICY_WEIGHTS_MAX_BYTES, 8 * params + POLICY_ARCHIVE_SLACK_BYTES)
+        size = weights_path.stat().st_size
+        if size > budget:
+            raise ValueError(f"{weights_path}: is {size} bytes; allowed: at most {budget} (8 bytes per parameter of "
+                             f"{meta_path.name}'s {params} + POLICY_ARCHIVE_SLACK_BYTES, at most POLICY_WEIGHTS_MAX_BYTES)")
+        if not zipfile.is_zipfile(weights_path):
+            raise ValueError(f"{weights_path}: not a weights-only tensor file: allowed: a torch.save zip archive")
+        zip_sizes(weights_path, budget, f"policy.pt (for {params} parameters)")
         try:
             state = torch.load(weights_path, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - any failure of the safe loader
@@ -258,8 +296,9 @@ def save_policy(
     state = {k: v.detach().to("cpu").clone().contiguous() for k, v in state.items()}
     policy = SavedPolicy(meta, state)  # the checks of load, before anything is written
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "policy.json").write_text(json.dumps(meta, indent=1))
-    torch.save(state, folder / "policy.pt")
+    with atomic_path(folder / "policy.pt") as tmp:  # each file whole or not at all, links replaced
+        torch.save(state, tmp)
+    write_atomic(folder / "policy.json", json.dumps(meta, indent=1))
     return policy
 
 
@@ -267,10 +306,7 @@ def write_learning_curve(folder: Path, curve: list[tuple[int, float]], title: st
     """``learning_curve.csv`` (``timesteps,mean_eval_return``) and ``learning_curve.png``."""
     from . import plots
 
-    with open(folder / "learning_curve.csv", "w") as f:
-        f.write("timesteps,mean_eval_return\n")
-        for s, r in curve:
-            f.write(f"{s},{r:.6f}\n")
+    write_atomic(folder / "learning_curve.csv", "timesteps,mean_eval_return\n" + "".join(f"{s},{r:.6f}\n" for s, r in curve))
     plots.learning_curve([c[0] for c in curve], [c[1] for c in curve], folder / "learning_curve.png", title)
 
 
@@ -341,8 +377,7 @@ def train_ppo(
 
     if algo != "ppo":
         raise ValueError(f"train: algo must be 'ppo', got {algo!r}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_run_dir(out_dir)
     task_kwargs = dict(task_kwargs or {})
     # small MLPs: one thread is fastest (more threads only spin against the physics on small CPUs)
     with torch_threads(1):
@@ -357,7 +392,7 @@ def train_ppo(
             "MlpPolicy", venv, n_steps=n_steps, batch_size=batch_size, learning_rate=learning_rate, gamma=gamma,
             seed=seed, policy_kwargs=dict(net_arch=list(net_arch), log_std_init=float(log_std_init)), device="cpu", verbose=0,
         )
-        log_dir = out / LOG_DIR
+        log_dir = output_dir(out, LOG_DIR)
         model.set_logger(configure(str(log_dir), log_formats()))
         curve: list[tuple[int, float]] = []
 
@@ -393,7 +428,8 @@ def train_ppo(
             curve.append(final)
         wall = time.perf_counter() - t0
         save_sb3_policy(model, out, task, eval_env.observation_space, eval_env.action_space, net_arch)
-        model.save(out / SB3_MODEL_FILE)  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
+        with atomic_path(out / SB3_MODEL_FILE) as tmp:  # the whole SB3 model too: PPO.load(out / "sb3_model.zip") resumes it
+            model.save(tmp)
         write_learning_curve(out, curve, f"PPO (Stable-Baselines3) on {task}")
         venv.close()
         eval_env.close()

@@ -5,6 +5,7 @@
 
 From a ``kind: transfer`` file (schema: :mod:`actuator_gym._config_transfer`) the pipeline
 
+0. checks the whole file against its task before anything runs (:func:`check_transfer`);
 1. fits every ``fitted_net`` hardware condition's learned actuator network (``fit.generate_synthetic_log``
    from the named motor, then ``fit.fit_actuator_net``), cached in ``OUT/nets/<condition>/``;
 2. trains one policy per (training condition, seed) through :func:`_train_condition` (the experiment's
@@ -31,16 +32,19 @@ than timed out), and from ``info["actuator_episode"]`` (:mod:`actuator_gym.episo
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .._config_groups import key_path
+from .._safe_io import write_atomic
 from ..episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
 from .transfer_report import train_column
 
-__all__ = ["run_transfer", "load_transfer", "evaluate_policy", "tracking_error", "TRACKING", "METRICS",
+__all__ = ["run_transfer", "load_transfer", "check_transfer", "evaluate_policy", "tracking_error", "TRACKING", "METRICS",
            "train_column"]
 
 
@@ -94,6 +98,68 @@ def load_transfer(path: str | Path, allow_unsafe_checkpoint: bool = False):
     return exp
 
 
+ENGINE_LIBRARIES = {"sb3": "stable_baselines3", "rsl_rl": "rsl_rl", "ray": "ray"}
+"""The library each training engine imports (checked installed before anything runs)."""
+
+
+def check_transfer(exp, settings: Mapping[str, Any] | None = None) -> None:
+    """Check the whole file against its task before anything is fitted, trained or written: the
+    engine's library is installed (and the ray engine's ``settings``, the file's with the run's
+    ``address``, are valid); every condition's env is built once (one world, reset, one step) with its actuators and
+    task overrides (a ``fitted_net`` condition: an ideal PD on the net's joints, which must exist) and
+    its sensor (columns within the observation); a ``fitted_net`` motor's ``dt`` is the condition's
+    physics substep; an rsl_rl symmetry needs the task's mirror. A ``ConfigError`` names the file and
+    the condition's key."""
+    import importlib.util
+
+    from .. import configs
+    from ..actuators.models import IdealPDActuatorCfg
+    from ..envs.symmetry import task_mirror
+    from ..wrappers.sensor import ObservationSensor
+    from .training import make_vec_env
+
+    where = str(exp.source or exp.name)
+    if importlib.util.find_spec(ENGINE_LIBRARIES[exp.engine]) is None:
+        raise configs.ConfigError(f"{where}: engine {exp.engine!r} needs {ENGINE_LIBRARIES[exp.engine]}, which is not "
+                                  f"installed (pip install 'actuator-gym[{exp.engine.replace('_', '-')}]')")
+    if exp.engine == "ray" and settings is not None:  # the file's were checked at load; this adds the address
+        configs.ray_settings(dict(settings), "run_transfer: ", "settings.")
+    conditions = [("train_conditions", n, c) for n, c in exp.train_conditions.items()]
+    conditions += [("hardware_conditions", n, c) for n, c in exp.hardware_conditions.items()]
+    for key, name, c in conditions:
+        kp, acts, net = key_path(key, name), c.actuators, c.fitted_net
+        if net is not None:
+            kp += ".fitted_net"
+            acts = {net["group"]: IdealPDActuatorCfg(joint_names_expr=list(net["joint_names_expr"]),
+                                                     stiffness=float(net["motor"]["stiffness"]), damping=float(net["motor"]["kd"]))}
+        try:
+            vec = make_vec_env(exp.task, 1, acts, **{**exp.task_kwargs, **c.task_kwargs})
+        except (TypeError, ValueError, KeyError) as exc:
+            raise configs.ConfigError(f"{where}: {kp}: {exc}") from None
+        try:
+            dt = vec.unwrapped.physics_dt
+            if net is not None and not math.isclose(net["motor"]["dt"], dt, rel_tol=1e-9):
+                raise configs.ConfigError(f"{where}: {kp}.motor.dt must be the task's physics substep {dt!r} s (the net's "
+                                          f"history counts substeps), got {net['motor']['dt']!r}")
+            if c.sensor is not None:
+                try:
+                    vec = ObservationSensor(vec, **dict(c.sensor))
+                except ValueError as exc:
+                    raise configs.ConfigError(f"{where}: {kp}.sensor: {exc}") from None
+            if key == "train_conditions" and exp.engine == "rsl_rl" and exp.train["symmetry"] != "none":
+                try:
+                    task_mirror(vec)
+                except ValueError as exc:
+                    raise configs.ConfigError(f"{where}: train.symmetry = {exp.train['symmetry']!r} ({kp}): {exc}") from None
+            try:
+                vec.reset(seed=exp.eval_seed)
+                vec.step(np.zeros(vec.action_space.shape, vec.action_space.dtype))
+            except (TypeError, ValueError, KeyError) as exc:
+                raise configs.ConfigError(f"{where}: {kp}: {exc}") from None
+        finally:
+            vec.close()
+
+
 # -- training ----------------------------------------------------------------------------------
 def _engines() -> tuple[str, ...]:
     """The training engines :func:`_train_condition` can run."""
@@ -139,7 +205,7 @@ def _fit_net(name: str, spec: Mapping[str, Any], folder: Path, progress: bool) -
         m = dict(spec["motor"])
         log = fit.generate_synthetic_log(folder / "log.npz", seed=0, **m, **dict(spec["log"]))
         fit.fit_actuator_net(log, folder, "mlp", progress=progress, **dict(spec["fit"]))
-        (folder / RECORD).write_text(json.dumps(record, indent=1))
+        write_atomic(folder / RECORD, json.dumps(record, indent=1))
     m = spec["motor"]
     cfg = ActuatorNetMLPCfg(joint_names_expr=list(spec["joint_names_expr"]), network_file=str(folder / "actuator_net.onnx"),
                             saturation_effort=float(m["saturation_effort"]), actuator_effort_limit=float(m["effort_limit"]),
@@ -191,14 +257,22 @@ def evaluate_policy(policy: Callable[[np.ndarray], np.ndarray], task: str, actua
 
 # -- the pipeline ------------------------------------------------------------------------------
 def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoint: bool = False, progress: bool = True,
-                 log: Callable[[str], None] = print) -> dict[str, Any]:
+                 log: Callable[[str], None] = print, ray_address: str | None = None) -> dict[str, Any]:
     """Run the benchmark of the transfer file ``path`` into ``out_dir`` (module doc). Returns
     ``{"trained": [...], "reused": [...], "fitted": [...], "evaluated": int, "rows": [...], "summary": [...],
-    "files": [...], "wall_s"}`` (``evaluated``: the (policy, condition) evaluations run, not read from a cache)."""
+    "files": [...], "wall_s"}`` (``evaluated``: the (policy, condition) evaluations run, not read from a cache).
+    ``ray_address``: the Ray cluster a file with ``engine: ray`` trains on (None: a local one); a file
+    cannot name one. The whole file is checked first (:func:`check_transfer`)."""
     from . import transfer_report
     from .training import SavedPolicy
 
     exp = load_transfer(path, allow_unsafe_checkpoint)
+    settings = dict(exp.train)
+    if ray_address is not None:
+        if exp.engine != "ray":
+            raise ValueError(f"run_transfer: ray_address: only for a file with engine: ray; {path} trains with {exp.engine!r}")
+        settings["address"] = ray_address
+    check_transfer(exp, settings)
     out = Path(out_dir)
     t0 = time.perf_counter()
     hardware: dict[str, tuple[Any, dict[str, Any], Any, Any]] = {}  # actuators, task kwargs, sensor, fitted_net
@@ -226,8 +300,8 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                 (folder / EVALUATIONS).unlink(missing_ok=True)
                 log(f"training {name} seed {seed} ({exp.engine}) -> {folder}")
                 _train_condition(exp.engine, exp.task, folder, actuators=c.actuators, task_kwargs=kwargs, seed=seed,
-                                 settings=exp.train, progress=progress)
-                (folder / RECORD).write_text(json.dumps(record, indent=1))
+                                 settings=settings, progress=progress)
+                write_atomic(folder / RECORD, json.dumps(record, indent=1))
                 trained.append((name, seed))
             policies.append((name, seed, folder))
         columns[train_column(name)] = (c.actuators, kwargs, None, None)
@@ -248,11 +322,11 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                 cache[key] = {k: float(np.mean(v)) for k, v in m.items()}
                 evaluated += 1
             rows.append({"train_condition": name, "seed": seed, "hardware_condition": hw, **cache[key]})
-        cache_file.write_text(json.dumps(cache, indent=1))
+        write_atomic(cache_file, json.dumps(cache, indent=1))
     files = transfer_report.write(out, rows, exp, TRACKING[exp.task][0])
     wall = time.perf_counter() - t0
     summary = transfer_report.summarize(rows)
-    (out / "transfer_summary.json").write_text(json.dumps(
+    write_atomic(out / "transfer_summary.json", json.dumps(
         {"experiment": exp.name, "task": exp.task, "engine": exp.engine, "seeds": exp.seeds, "episodes": exp.episodes,
          "trained": trained, "reused": reused, "fitted": fitted, "evaluated": evaluated, "wall_s": wall}, indent=1))
     return {"trained": trained, "reused": reused, "fitted": fitted, "evaluated": evaluated, "rows": rows, "summary": summary, "files": files,

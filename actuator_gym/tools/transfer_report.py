@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._safe_io import write_atomic
 from .tables import write_csv
 
 __all__ = ["summarize", "write", "t_quantile", "train_column", "HEATMAP_METRICS"]
@@ -135,8 +136,7 @@ def write(out: Path, rows: Sequence[dict[str, Any]], exp: Any, tracking_label: s
     """``results.csv`` (rows), ``summary.csv`` / ``summary.md`` (:func:`summarize`) and ``heatmaps.png`` in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(rows)
-    md = out / "summary.md"
-    md.write_text(_markdown(summary, exp, tracking_label))
+    md = write_atomic(out / "summary.md", _markdown(summary, exp, tracking_label))
     return [write_csv(out / "results.csv", rows), write_csv(out / "summary.csv", summary), md,
             _heatmaps(out / "heatmaps.png", summary, f"{exp.name}: train condition x hardware condition (mean over "
                       f"{len(exp.seeds)} seeds)", tracking_label)]

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from .._checks import check_seed, real_array
-from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info
+from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info, take_diverged
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
@@ -249,7 +249,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._tgt_pos = c.target_command.position.numpy()
         self._tgt_vel = c.target_command.velocity.numpy()
         self._tgt_eff = c.target_command.effort.numpy()
-        self._ctrl = data.ctrl
+        self._ctrl, self._warnings = data.ctrl, data.warning.number  # MuJoCo's warnings: info["physics_diverged"]
         self._dt = float(self.backend.physics_dt)
         self._tel_cols = (0, self._cols_idx)  # env 0, the driven joints in action order
         self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
@@ -301,7 +301,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._scale, self._offset = thrust_mapping(self.rotors)
         self._nact, self._channels = r, ["thrust"]
         self._labels = [f"thrust command of rotor '{n}'" for n in self.rotor_names]
-        self._ctrl, self._dt = data.ctrl, float(model.opt.timestep)
+        self._ctrl, self._dt, self._warnings = data.ctrl, float(model.opt.timestep), data.warning.number
         self.engine = SubstepEngine(None, None, self._dt, int(self._sim.frame_skip), participants=[self.rotors])
         self._finish_setup()
         self._sim.set_substep_hook(self._substep)
@@ -501,8 +501,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         a = self._check_action(action)
         self._write_targets(a)
         engine = self.engine
-        frame_skip = self._sim.frame_skip
-        if frame_skip != engine.num_substeps:
+        if (frame_skip := self._sim.frame_skip) != engine.num_substeps:
             engine.resize(int(frame_skip))
         engine.begin()  # and the participants' begin (engine servos)
         obs, reward, terminated, truncated, info = self.env.step(a if self._pass_action else self._inner_zero)
@@ -512,7 +511,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f"frame_skip={engine.num_substeps}; the env does not call its simulation hook (unsupported "
                 "Gymnasium version? actuator-gym needs gymnasium>=1.0,<2)"
             )
-        info = dict(info)
+        info = dict(info, physics_diverged=take_diverged(self._warnings))  # MuJoCo reset a diverged simulation
+        truncated = truncated or info["physics_diverged"]  # (the episode is over, whatever its state says now)
         if self._lazy:  # the raw rows copied once; info["actuator"] computed on first access
             snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state)
             self.episode_stats.defer(snap)
@@ -559,7 +559,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._servos.apply_gains()
         if self.collection is not None:
             self._reset_targets()
-        info = dict(info)
+        info = dict(info, physics_diverged=take_diverged(self._warnings))  # (and the counters cleared)
         info["actuator"] = {"parameters": self.parameters()}
         info["action_scale"], info["action_offset"] = self.action_scale, self.action_offset
         return obs, info

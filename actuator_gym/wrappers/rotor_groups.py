@@ -14,15 +14,13 @@ Rotor names are resolved per group, against the model:
    each rotor body's z axis through its ``xfrc_applied`` (:class:`~actuator_gym.rotors.BodyForceWriter`;
    no reaction torque).
 
-Initial rotor speed (``initial_thrust``): ``None`` starts every rotor idle, at
-``sqrt(max(T_min, 0) / k_f_low)`` rev/s (thrust ``>= T_min`` whatever ``k_f`` is drawn); a thrust
-``T0`` [N] starts them at ``sqrt(T0 / k_f_mid)`` (``k_f_mid`` the middle of ``thrust_const_range``:
-exactly ``T0`` for a constant ``k_f``), e.g. the hover thrust.
+Initial thrust (``initial_thrust``), at every reset, whatever ``k_f`` is drawn (the rotor speed is
+``sqrt(thrust / k_f)``): ``None`` starts every rotor idle, at ``max(T_min, 0)``; a thrust ``T0`` [N]
+starts them at ``T0``, e.g. the hover thrust.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,11 +28,11 @@ import mujoco
 import numpy as np
 
 from .._checks import check_real
-from ..actuators.thruster import MIN_THRUST_CONST, ThrusterCfg
+from ..actuators.thruster import ThrusterCfg
 from ..actuators.params import match_names
 from ..rotors import BodyForceWriter, CtrlWriter, RotorGroup, RotorGroups, rotor_group_seeds
 
-__all__ = ["site_actuators", "rotor_initial_rps", "env_rotor_groups"]
+__all__ = ["site_actuators", "rotor_initial_thrust", "env_rotor_groups"]
 
 _TRN_SITE = int(mujoco.mjtTrn.mjTRN_SITE)
 
@@ -81,13 +79,11 @@ def _newtons_per_ctrl(model: mujoco.MjModel, acts: list[int], rotors: list[str],
     return np.asarray(out)
 
 
-def rotor_initial_rps(cfg: ThrusterCfg, initial_thrust: float | None, group: str) -> float:
-    """The rotor speed [rev/s] the group starts at (module docstring)."""
-    kf_lo, kf_hi = (max(v, MIN_THRUST_CONST) for v in cfg.thrust_const_range)
+def rotor_initial_thrust(cfg: ThrusterCfg, initial_thrust: float | None, group: str) -> float:
+    """The thrust [N] the group's rotors start at (module docstring)."""
     if initial_thrust is None:
-        return math.sqrt(max(cfg.thrust_range[0], 0.0) / kf_lo)
-    t0 = check_real(initial_thrust, f"initial_thrust of rotor group '{group}' [N]", "ActuatorWrapper", low=0.0)
-    return math.sqrt(t0 / (0.5 * (kf_lo + kf_hi)))
+        return max(cfg.thrust_range[0], 0.0)
+    return check_real(initial_thrust, f"initial_thrust of rotor group '{group}' [N]", "ActuatorWrapper", low=0.0)
 
 
 def env_rotor_groups(model: mujoco.MjModel, data: mujoco.MjData, cfgs: Mapping[str, ThrusterCfg], *,
@@ -121,5 +117,5 @@ def env_rotor_groups(model: mujoco.MjModel, data: mujoco.MjData, cfgs: Mapping[s
             writer = BodyForceWriter(xmat, xfrc, ids)
         t0 = initial_thrust.get(g) if isinstance(initial_thrust, Mapping) else initial_thrust
         groups.append(RotorGroup(g, cfg, names, writer, num_envs=1, physics_dt=float(model.opt.timestep),
-                                 initial_rps=rotor_initial_rps(cfg, t0, g), seed=s))
+                                 initial_thrust=rotor_initial_thrust(cfg, t0, g), seed=s))
     return RotorGroups(groups, num_substeps, float(model.opt.timestep))

@@ -11,7 +11,8 @@ joint state the policy reads):
 * ``bias`` ~ ``N(0, bias_std)`` per env and column, drawn at every reset (a calibration offset);
 * ``noise[t]`` ~ ``N(0, noise_std)`` per env, column and step (white measurement noise).
 
-``bias_std`` and ``noise_std`` take one value or one per column (the columns' units). Every draw comes
+``bias_std`` and ``noise_std`` take one value or one per column (the columns' units), each in
+``[0, SENSOR_MAX_STD]``; ``columns`` are integers (not bools, floats or strings). Every draw comes
 from per-env streams (:mod:`actuator_gym.streams`, tagged apart from the task's): env ``i`` of a
 wrapper reset with seed ``s`` draws what a one-env wrapper reset with ``s + i`` draws. Other columns
 and everything but the observation pass through unchanged.
@@ -24,10 +25,10 @@ from typing import Any, Sequence
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
-from .._checks import check_int, check_real
+from .._checks import SENSOR_MAX_STD, check_int, check_real, is_int, real_array
 from ..streams import EnvStreams, derive_seeds, env_seeds
 
-__all__ = ["ObservationSensor", "SENSOR_STREAM_TAG"]
+__all__ = ["ObservationSensor", "SENSOR_STREAM_TAG", "SENSOR_MAX_STD"]
 
 SENSOR_STREAM_TAG = 0x5E5
 """Tag of the sensor's per-env streams (:func:`~actuator_gym.streams.derive_seeds`)."""
@@ -44,7 +45,12 @@ class ObservationSensor(VectorWrapper):
         if mode != AutoresetMode.NEXT_STEP:
             raise ValueError(f"{name}: the env's autoreset_mode must be NEXT_STEP, got {mode}")
         dim = int(np.prod(env.single_observation_space.shape))
-        cols = np.asarray(list(columns), dtype=np.int64) if len(columns) else np.zeros(0, np.int64)
+        listed = list(columns) if not isinstance(columns, (str, bytes)) else [columns]
+        bad = next((c for c in listed if not is_int(c)), None)
+        if bad is not None:  # np.asarray would turn 0.7, '1' and True into indices
+            raise TypeError(f"{name}: columns must be integer observation indices in [0, {dim - 1}], got "
+                            f"{type(bad).__name__} {bad!r} in {listed}")
+        cols = np.asarray(listed, dtype=np.int64) if listed else np.zeros(0, np.int64)
         if cols.size == 0 or cols.min() < 0 or cols.max() >= dim or len(set(cols.tolist())) != cols.size:
             raise ValueError(f"{name}: columns must be distinct observation indices in [0, {dim - 1}], got {list(columns)}")
         self.columns = cols
@@ -65,11 +71,11 @@ class ObservationSensor(VectorWrapper):
         self._streams = EnvStreams(n, None, owner=name)
 
     def _per_column(self, v: Any, key: str, name: str) -> np.ndarray:
-        vals = np.atleast_1d(np.asarray(v, dtype=np.float64))
+        vals = np.atleast_1d(real_array(v, key, name))  # bools and strings refused
         if vals.shape not in ((1,), (self.columns.size,)):
             raise ValueError(f"{name}: {key} must be one number or {self.columns.size} (one per column), got {v!r}")
         for x in vals:
-            check_real(float(x), key, name, low=0.0)
+            check_real(float(x), key, name, low=0.0, high=SENSOR_MAX_STD)
         return np.broadcast_to(vals, (self.columns.size,)).copy()
 
     def _start(self, ids: np.ndarray, obs: np.ndarray) -> None:

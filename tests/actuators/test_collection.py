@@ -209,7 +209,7 @@ def test_implicit_effort_errors_name_group_and_shape():
 def test_effort_mode_field_validation():
     with pytest.raises(ValueError, match=r"effort_mode must be one of \['explicit', 'implicit'\], got 'stable'"):
         ag.IdealPDActuatorCfg(effort_mode="stable")
-    with pytest.raises(ValueError, match=r"ActuatorNetMLPCfg: effort_mode='implicit' is not supported: a learned"):
+    with pytest.raises(NotImplementedError, match=r"ActuatorNetMLPCfg: effort_mode='implicit' is not supported: a learned"):
         ag.ActuatorNetMLPCfg(network_file="net.onnx", saturation_effort=1.0, actuator_velocity_limit=1.0,
                              effort_mode="implicit").build(joint_names=["a"])
     with pytest.raises(ValueError, match=r"ActuatorNetLSTMCfg: effort_mode='implicit' is not supported"):

@@ -160,3 +160,51 @@ def test_auto_falls_back_to_torch_with_a_warning_when_onnxruntime_refuses(tmp_pa
     model = ag.Actuator(drive=d, num_envs=1, num_joints=1)
     assert model.drive.engine == "torch"
     assert torch.allclose(model.compute(joint_pos=[[0.0]], joint_vel=[[1.0]], target_pos=[[3.0]]), torch.tensor([[5.0]]))
+
+
+def _mlp(path, rows, weights):
+    """An MLP ``x (rows, 2) -> (rows, 1)``: ``Gemm`` layers (``weights``: ``[(W, b), ...]``, ``Tanh``
+    between them) with the batch dimension ``rows`` (an int: exported for that many rows; a string:
+    dynamic)."""
+    inits, nodes, x = [], [], "input"
+    for k, (w, b) in enumerate(weights):
+        inits += [numpy_helper.from_array(np.asarray(w, np.float32), f"W{k}"), numpy_helper.from_array(np.asarray(b, np.float32), f"b{k}")]
+        y = "output" if k == len(weights) - 1 else f"h{k}"
+        nodes.append(helper.make_node("Gemm", [x, f"W{k}", f"b{k}"], [y]))
+        if y != "output":
+            nodes.append(helper.make_node("Tanh", [y], [f"t{k}"]))
+            x = f"t{k}"
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [rows, 2])],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [rows, 1])], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    helper.set_model_props(m, {"metadata": json.dumps({"model_type": "mlp", "input_idx": [0], "torque_scale": 2.0})})
+    onnx.save(m, str(path))
+    return path
+
+
+def test_a_fixed_batch_mlp_runs_on_any_row_count_in_both_engines(tmp_path):
+    """Newton's test_neural_mlp_fixed_batch_onnx_with_multiple_actuators: an MLP exported with a fixed batch
+    dimension runs one row per (env, joint) whatever the model's row count, on onnxruntime as on torch.
+    The one-row export of ``2 e + 1`` on 3 joints gives 2 (2 e + 1) = 6, 10, 14 for e = 1, 2, 3 (hand
+    computed); a two-layer net exported for 4 rows gives the dynamic export's numbers on 6 rows (2 envs x
+    3 joints, not a multiple of 4), 1 row and 12 rows."""
+    f = _mlp(tmp_path / "fixed1.onnx", 1, [([[2.0], [0.0]], [1.0])])
+    for engine in ("onnxruntime", "torch"):
+        m = ag.Actuator(drive=ag.DriveNeuralMLP(f, onnx_engine=engine), num_envs=1, num_joints=3)
+        assert m.drive.engine == engine
+        out = m.compute(joint_pos=np.zeros((1, 3)), joint_vel=np.ones((1, 3)), target_pos=[[1.0, 2.0, 3.0]])
+        assert torch.equal(out, torch.tensor([[6.0, 10.0, 14.0]]))
+    rng = np.random.default_rng(0)
+    layers = [(rng.standard_normal((2, 5)), rng.standard_normal(5)), (rng.standard_normal((5, 1)), rng.standard_normal(1))]
+    dynamic, fixed = _mlp(tmp_path / "dynamic.onnx", "batch", layers), _mlp(tmp_path / "fixed4.onnx", 4, layers)
+    for n, j in ((2, 3), (1, 1), (3, 4)):
+        q, qd, tq = (rng.standard_normal((n, j)) for _ in range(3))
+        outs = []
+        for path in (dynamic, fixed):
+            for engine in ("onnxruntime", "torch"):
+                m = ag.Actuator(drive=ag.DriveNeuralMLP(path, onnx_engine=engine), num_envs=n, num_joints=j)
+                outs.append(m.compute(joint_pos=q, joint_vel=qd, target_pos=tq).clone())
+        x = np.stack([tq - q, qd], axis=-1).reshape(-1, 2)
+        ref = 2.0 * (np.tanh(x @ layers[0][0] + layers[0][1]) @ layers[1][0] + layers[1][1]).reshape(n, j)
+        for out in outs:
+            np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-5)

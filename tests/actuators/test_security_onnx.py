@@ -337,6 +337,11 @@ def test_undefined_tensor_reference_is_refused(tmp_path):
     ("{not json", "not valid JSON"),
     ("[" * 100_000 + "]" * 100_000, "deeper"),
     ('{"input_idx": [0], "x": NaN}', "non-finite"),
+    ('{"input_idx": [0], "vel_scale": NaN}', "non-finite value NaN at key 'vel_scale'"),  # the key, not only the property
+    ('{"input_idx": [0], "vel_scale": -Infinity}', "non-finite value -Infinity at key 'vel_scale'"),
+    ('{"input_idx": [0], "pos_scale": 1e400}', "overflows a 64-bit float at key 'pos_scale'"),
+    ('{"input_idx": [0, NaN]}', "at key 'input_idx[1]'"),
+    ('{"norm": {"std": [1.0, Infinity]}}', "at key 'norm.std[1]'"),
 ])
 def test_bad_metadata_json_names_the_file(tmp_path, raw, fragment):
     f = export_onnx_mlp(tmp_path / "m.onnx")
@@ -406,6 +411,24 @@ def test_npz_declaring_a_huge_array_is_refused_before_allocating(tmp_path):
         ag.DriveNeuralMLP(f, input_order="pos_vel", input_idx=[0])
     assert time.perf_counter() - t0 < 2.0 and _rss_mb() - rss0 < 200
     _one_line_value_error(info, f, "'0.weight'", "bytes")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_weights_are_refused_at_load_naming_file_and_tensor(tmp_path, bad):
+    """NaN / inf weights would make every effort NaN: refused at load for both engines, naming the
+    file and the tensor (an ONNX initializer or Constant, an .npz array)."""
+    w = numpy_helper.from_array(np.array([[1.0], [bad]], np.float32), "W")
+    init = _save(tmp_path / "init.onnx", [helper.make_node("MatMul", ["input", "W"], ["output"])], [w])
+    const = _weights(tmp_path / "const.onnx", nodes_extra=[
+        helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array([bad], np.float32))),
+        helper.make_node("Add", ["y", "k"], ["output"])])
+    npz = tmp_path / "w.npz"
+    np.savez(npz, **{"0.weight": np.array([[1.0, bad]], np.float32), "0.bias": np.zeros(1, np.float32)})
+    for f, tensor in ((init, "initializer 'W'"), (const, "node 1 (Constant)"), (npz, "weight '0.weight'")):
+        for engine in ("torch", "onnxruntime") if f.suffix == ".onnx" else ("auto",):
+            with pytest.raises(ValueError) as info:
+                ag.DriveNeuralMLP(f, input_order="pos_vel", input_idx=[0], onnx_engine=engine)
+            _one_line_value_error(info, f, tensor, "1 non-finite value(s)", "allowed: finite weights")
 
 
 def test_npz_bad_metadata_names_the_file(tmp_path):

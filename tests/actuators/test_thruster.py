@@ -229,6 +229,31 @@ def test_initial_rps_honoured_at_construction_and_reset():
     assert torch.allclose(m.computed_thrust, expected.expand(2, 4))
 
 
+def test_initial_thrust_holds_for_every_k_f_drawn():
+    """initial_thrust: every rotor starts at that thrust whatever k_f is drawn (initial_rps would give
+    k_f * rps², off by the draw); the speed in force is sqrt(T0 / k_f); holding T0 stays at T0."""
+    m = cfg(thrust_const_range=(0.05, 0.2)).build(rotor_names=ROTORS, num_envs=3, seed=0, initial_thrust=2.5)
+    for _ in range(2):
+        kf = m.parameter("thrust_const")
+        assert torch.equal(m.computed_thrust, torch.full((3, 4), 2.5)) and torch.equal(m.applied_thrust, m.computed_thrust)
+        torch.testing.assert_close(m.parameter("initial_rps"), torch.sqrt(2.5 / kf))
+        torch.testing.assert_close(m.compute(torch.full((3, 4), 2.5)), torch.full((3, 4), 2.5))
+        m.compute(torch.full((3, 4), 8.0))
+        m.reset([0, 2])  # re-drawn k_f, the thrust back at 2.5; env 1 keeps its state
+        assert m.computed_thrust[1].gt(2.5).all()
+        m.reset()
+    with pytest.raises(ValueError, match="one of initial_rps"):
+        cfg().build(rotor_names=ROTORS, initial_rps=1.0, initial_thrust=1.0)
+    with pytest.raises(ValueError, match="one of initial_rps"):
+        cfg().build(rotor_names=ROTORS)
+    with pytest.raises(ValueError, match=r"initial_thrust takes values in \[12.0, 12.0\].*thrust_range"):
+        cfg().build(rotor_names=ROTORS, initial_thrust=12.0)
+    with pytest.raises(ValueError, match="initial_thrust"):
+        cfg().build(rotor_names=ROTORS, initial_thrust=-1.0)
+    with pytest.raises(ValueError, match="initial_rps follows initial_thrust"):
+        m.set_parameter("initial_rps", 3.0)
+
+
 # ---- robustness -----------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_negative_thrust_range_and_kf_range_containing_zero_are_finite(backend):

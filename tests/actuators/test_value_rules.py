@@ -89,7 +89,28 @@ def test_dc_motor_inf_over_inf_and_overflowing_slope_are_refused():
             clamping=[ag.ClampingDCMotor(saturation_effort=1.0, velocity_limit=1e-50)])
     refused(ValueError, "'saturation_effort' \\+ 'effort_limit'", act,
             clamping=[ag.ClampingDCMotor(saturation_effort=3e38, velocity_limit=1.0, effort_limit=3e38)])
-    refused(ValueError, "saturation_effort.*inf", ag.DCMotorCfg(saturation_effort=math.inf, actuator_velocity_limit=[math.inf, 1.0]).build, J)
+    refused(ValueError, "saturation_effort.*inf", ag.DCMotorCfg(saturation_effort=math.inf, actuator_velocity_limit=[2.0, 1.0]).build, J)
+
+
+@pytest.mark.parametrize("value", [[math.inf, math.inf], [1.0, math.inf], np.array([math.inf, 2.0]), torch.tensor([2.0, math.inf]),
+                                   {"a": 1.0, "b": math.inf}])
+def test_a_field_that_refuses_a_scalar_inf_refuses_it_in_every_element(value):
+    """The DC motor's no-load speed is required and finite: +inf is refused as a number and in a sequence,
+    an array, a tensor or a dict value alike (it passed before, and made the motor a plain torque limit)."""
+    cfg = lambda v: ag.DCMotorCfg(stiffness=1.0, saturation_effort=5.0, actuator_velocity_limit=v)  # noqa: E731
+    refused(ValueError, "actuator_velocity_limit is required", cfg(math.inf).build, J)
+    refused(ValueError, "'actuator_velocity_limit'.*has value inf; allowed: finite values > 0", cfg(value).build, J)
+    assert cfg([2.0, 3.0]).build(J).parameter("actuator_velocity_limit").tolist() == [[2.0, 3.0]]
+
+
+@pytest.mark.parametrize("part, name", [(lambda: ag.DrivePD(kp=None), "kp"), (lambda: ag.DrivePD(kp=1.0, kd=None), "kd"),
+                                        (lambda: ag.DrivePID(kp=1.0, ki=None), "ki"),
+                                        (lambda: ag.DrivePD(kp=1.0, const_effort=None), "const_effort")])
+def test_none_is_refused_where_a_number_is_required(part, name):
+    """``DrivePD(kp=None)`` became a gain of 0 (a limp joint); None means "no limit" for limits only."""
+    refused(TypeError, rf"parameter '{name}' of DrivePI?D is None; allowed: a number or array of finite values", act, part())
+    m = act(clamping=[ag.ClampingMaxEffort(max_effort=None)])  # a limit left None: no limit
+    assert torch.isinf(m.parameter("max_effort")).all() and step(m, tq=1e3).tolist() == [[1e3, 1e3]] * 2
 
 
 @pytest.mark.parametrize("sat, vel, el", [(5.0, math.inf, math.inf), (0.0, math.inf, math.inf), (5.0, 1.0, math.inf), (0.0, 2.0, 3.0)])
@@ -135,6 +156,7 @@ def test_distribution_values_must_fit_the_dtype():
 
 # ---- dt --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dt, error", [(-0.01, ValueError), (math.inf, ValueError), (float("nan"), ValueError), (0.0, ValueError),
+                                       (3.5e38, ValueError), (1.5, ValueError), (1e-46, ValueError),  # inf / 0 in float32, past MAX_DT
                                        ("0.01", TypeError), (True, TypeError), (1j, TypeError), (np.array([0.01]), TypeError)])
 def test_pid_dt_is_checked_and_a_refusal_changes_nothing(dt, error):
     mk = lambda: act(ag.DrivePID(kp=1.0, ki=10.0), delay=ag.Delay(min_delay=1, max_delay=1))  # noqa: E731
@@ -302,6 +324,13 @@ def test_delay_arguments():
     refused(TypeError, "per_joint must be True or False", ag.Delay, min_delay=0, max_delay=2, per_joint="yes")
     refused(TypeError, "delay_steps must be an integer", ag.Delay, delay_steps=1.5)
     refused(TypeError, "delay_steps must hold real numbers", ag.Delay, delay_steps=["a", "b"], max_delay=2)
+    # a float distribution's draws were rounded without a word: refused at construction, and as a randomization
+    for kw in (dict(delay_steps=Uniform(0.0, 2.0)), dict(delay_steps=Gaussian(1.0, 0.5), max_delay=3)):
+        refused(ValueError, "'delay_steps': (Uniform|Gaussian) draws non-integer values; allowed: an integer distribution",
+                ag.Delay, **kw)
+    refused(ValueError, "'delay_steps': Uniform draws non-integer", act, delay=ag.Delay(delay_steps=1, max_delay=2),
+            randomization={"delay_steps": Uniform(0.0, 2.0)})
+    assert act(delay=ag.Delay(delay_steps=IntUniform(0, 2))).parameter("delay_steps").max() <= 2
     refused(ValueError, "history", ag.Actuator, drive=ag.DrivePD(), delay=ag.Delay(min_delay=0, max_delay=2**20),
             num_envs=4096, num_joints=12)
 

@@ -285,6 +285,25 @@ def test_training_settings_are_bounded(tmp_path):
         refused(write(tmp_path, doc, "x.yaml"), fragment)
 
 
+def test_a_data_file_cannot_choose_a_ray_cluster(tmp_path):
+    """The cluster address comes from the command line (--address) or code, never from a file: refused at
+    load in any kind and at any depth, naming the key (an experiment's train: would otherwise reach
+    `train --engine ray`, a transfer file's the ray engine)."""
+    for text, key in (("kind: experiment\ntask: actuator_gym/Pendulum-v0\ntrain: {address: 'ray://host:10001'}\n", "train.address"),
+                      ("kind: experiment\ntask: actuator_gym/Pendulum-v0\ntask_kwargs: {address: auto}\n", "task_kwargs.address"),
+                      ("kind: transfer\ntask: actuator_gym/Pendulum-v0\nengine: ray\ntrain: {address: 'ray://h:1'}\n", "train.address"),
+                      (group("{model: IdealPD, address: auto}"), "groups.g.address")):
+        refused(write(tmp_path, text, "a.yaml"), key, "a data file cannot choose a Ray cluster", "--address")
+
+
+@pytest.mark.parametrize("engine, train, fragment", [
+    ("sb3", "{eval_episodes: 1000000000}", "train.eval_episodes must be a positive integer (at most 10000, ConfigLimits.max_eval_episodes)"),
+    ("rsl_rl", "{num_learning_epochs: 1000000}", "train.num_learning_epochs must be a positive integer (at most 1000, ConfigLimits.max_epochs)"),
+])
+def test_every_numeric_training_setting_has_a_documented_bound(tmp_path, engine, train, fragment):
+    refused(write(tmp_path, f"kind: experiment\ntask: actuator_gym/Pendulum-v0\nengine: {engine}\ntrain: {train}\n"), fragment)
+
+
 def test_valid_presets_still_load_and_build():
     for name in ("ideal_pd", "go1_dc_motor", "anymal_remotized_knee", "learned_mlp", "arl_quadrotor", "pendulum_ppo", "quadruped_go1_dc"):
         configs.load(name)

@@ -151,9 +151,27 @@ def test_franka_implicit_group_on_ant_is_the_engine_servo_with_the_solver_limit(
     assert model.actuator_gainprm[hips, 0].tolist() == [80.0] * 4
     assert model.actuator_biasprm[hips, 1:3].tolist() == [[-80.0, -4.0]] * 4
     run(env)
-    # Isaac Lab 3.0's deprecated effort_limit on an implicit actuator is the solver limit too
+
+
+def test_implicit_effort_limit_aliases_map_as_in_isaac_lab_3():
+    """Isaac Lab 3.0: ``effort_limit`` is the rated limit (actuator_effort_limit) and ``effort_limit_sim``
+    the solver's (joint_effort_limit); both given and different is legal (deprecated); a lone
+    ``effort_limit`` reaches the solver too. A canonical field given beside its alias must agree."""
+    with pytest.warns(DeprecationWarning) as record:
+        cfg = ag.ImplicitActuatorCfg(stiffness=1000.0, effort_limit=87.0, effort_limit_sim=870.0)
+    assert sorted(str(w.message).split("'")[1] for w in record) == ["effort_limit", "effort_limit_sim"]
+    assert (cfg.actuator_effort_limit, cfg.joint_effort_limit) == (87.0, 870.0)
+    m = cfg.build(joint_names=["a"])
+    assert m.parameter("actuator_effort_limit").item() == 87.0 and m.parameter("joint_effort_limit").item() == 870.0
+    assert m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]]).item() == 87.0  # 1000 N·m clipped by both
     with pytest.warns(DeprecationWarning):
-        assert ag.ImplicitActuatorCfg(effort_limit=12.0).joint_effort_limit == 12.0
+        lone = ag.ImplicitActuatorCfg(stiffness=1000.0, effort_limit=12.0)
+    assert (lone.actuator_effort_limit, lone.joint_effort_limit) == (12.0, 12.0)
+    with pytest.warns(DeprecationWarning):
+        assert ag.ImplicitActuatorCfg(effort_limit=12.0, joint_effort_limit=50.0).joint_effort_limit == 50.0
+    for kw in (dict(effort_limit=87.0, actuator_effort_limit=50.0), dict(effort_limit_sim=870.0, joint_effort_limit=50.0)):
+        with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="conflicts with"):
+            ag.ImplicitActuatorCfg(**kw)
 
 
 # -- an implicit group on a batched task: the Stable-PD solve of the same PD ------------------------

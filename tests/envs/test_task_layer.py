@@ -12,7 +12,7 @@ import pytest
 import torch
 from gymnasium.vector import AutoresetMode
 
-from actuator_gym import DelayedPDActuatorCfg
+from actuator_gym import DelayedPDActuatorCfg, IdealPDActuatorCfg
 from actuator_gym.envs.task import BatchedTask, TaskEnv
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
@@ -280,6 +280,46 @@ def test_autoreset_same_step_matches_next_step(ArmTask):
     info = same.step(a)[4]  # env 0 (reset one step later) ends now
     assert info["_final_obs"].tolist() == [True, False, False]
     assert "final_obs" not in same.step(a)[4]
+
+
+@pytest.mark.parametrize("execution, mode", [("explicit", "next_step"), ("native", "same_step")])
+def test_diverged_physics_ends_that_episode_only(execution, mode):
+    """stiffness=1e30 (finite, accepted) on env 1: every step MuJoCo flags a huge qacc and resets world
+    1. Its episode truncates with info["physics_diverged"]; envs 0 and 2 roll out bit for bit as in a
+    twin batch without that parameter; the key is in every info (False when nothing diverged)."""
+    pd = {"p": IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=2.0)}
+    bad, twin = (gym.make_vec("actuator_gym/Pendulum-v0", num_envs=3, execution=execution, autoreset_mode=mode,
+                              actuators=pd) for _ in range(2))
+    (_, ib), (_, it) = bad.reset(seed=3), twin.reset(seed=3)
+    for info in (ib, it):
+        assert info["physics_diverged"].tolist() == [False] * 3 and info["_physics_diverged"].all()
+    bad.unwrapped.set_actuator_parameter("p", "stiffness", 1e30, env_ids=[1])  # the nominal over resets too
+    ends = []
+    for k in range(4):
+        a = np.full((3, 1), 0.5 - 0.2 * k)
+        (ob, rb, tb, trb, ib), (ot, rt, tt, trt, it) = bad.step(a), twin.step(a)
+        for x, y in ((ob, ot), (rb, rt), (tb, tt), (trb, trt)):
+            np.testing.assert_array_equal(x[[0, 2]], y[[0, 2]])
+        assert not trt.any() and it["physics_diverged"].tolist() == [False] * 3 and it["_physics_diverged"].all()
+        assert trb[1] and not tb[1] and np.all(np.isfinite(ob))
+        if mode == "same_step":  # the ended step's flag in final_info; the main info is the new episode's
+            assert ib["final_info"]["physics_diverged"].tolist() == [False, True, False]
+            assert ib["final_info"]["_physics_diverged"].tolist() == [False, True, False]
+            assert ib["physics_diverged"].tolist() == [False] * 3
+        ends.append(trb[1] and ib.get("final_info", ib)["physics_diverged"][1])
+        if mode == "next_step":  # a diverged step, then the autoreset step (reward 0, not ended)
+            assert ib["physics_diverged"].tolist() == [False, True, False]
+            ob, rb, tb, trb, ib = bad.step(a)
+            twin.step(a)
+            assert not trb[1] and rb[1] == 0.0 and ib["physics_diverged"].tolist() == [False] * 3
+    assert ends == [True] * 4
+    # the single env (gym.make): a bool, True on the step that diverged, which truncates
+    env = gym.make("actuator_gym/Pendulum-v0", execution=execution, actuators={
+        "p": IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=1e30, damping=2.0)})
+    assert env.reset(seed=0)[1]["physics_diverged"] is False
+    _, _, term, trunc, info = env.step(np.array([0.5]))
+    assert info["physics_diverged"] is True and trunc is True and term is False
+    assert "actuator_episode" in info  # the episode's statistics, as at any end
 
 
 def test_bad_actions_raise_and_leave_state_untouched(ArmTask):

@@ -286,3 +286,89 @@ def test_progress_lines_reach_a_pipe_while_the_command_runs():
     finally:
         p.kill()
         p.wait()
+
+
+# -- outputs: never through a link, whole or not at all, no earlier run's file left beside a new one ------
+def test_rollout_replaces_planted_links_and_refuses_a_linked_folder(tmp_path, capsys):
+    import os
+
+    victims = {name: tmp_path / f"victim_{name}" for name in ("telemetry.csv", "telemetry.npz", "rollout.gif")}
+    out = tmp_path / "out" / "rollout"
+    out.mkdir(parents=True)
+    for name, victim in victims.items():
+        victim.write_text("keep me")
+        os.symlink(victim, out / name)
+    argv = ["rollout", "--actuators", "ideal_pd", "--steps", "5", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    assert all(v.read_text() == "keep me" for v in victims.values())  # nothing written through a link
+    for name in ("telemetry.csv", "telemetry.npz"):  # replaced by the command's own files
+        assert not (out / name).is_symlink() and (out / name).is_file()
+    assert len(read_csv(out / "telemetry.csv")) == 5 and np.load(out / "telemetry.npz")["reward"].shape == (5,)
+    assert not os.path.lexists(out / "rollout.gif")  # an earlier run's output: the link removed, not its target
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+    # OUT/rollout itself a link: refused, naming it, before anything runs or is written
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    os.symlink(elsewhere, linked / "rollout")
+    capsys.readouterr()
+    assert main(argv[:-1] + [str(linked)]) == 2
+    err = capsys.readouterr().err
+    assert f"{linked / 'rollout'} is a symbolic link" in err and len(err.strip().splitlines()) == 1, err
+    assert not list(elsewhere.iterdir())
+
+
+def test_atomic_writer_leaves_the_target_or_the_new_file_never_a_part(tmp_path):
+    from actuator_gym._safe_io import atomic_path, write_atomic
+
+    target = tmp_path / "summary.json"
+    write_atomic(target, "old")
+    with pytest.raises(RuntimeError, match="killed"):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half of the n")
+            raise RuntimeError("killed while writing")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+    write_atomic(target, b"new")
+    assert target.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_an_interrupted_rerun_leaves_no_summary_beside_its_policy(tmp_path, capsys, monkeypatch):
+    """A finished run, then a rerun into the same folder killed after its policy was written: the old
+    summary.json (and the old learning curve) must not describe the new policy."""
+    from actuator_gym.tools import training
+
+    exp = tmp_path / "tiny.yaml"  # short episodes, one evaluation episode: a run of a second
+    exp.write_text("kind: experiment\ntask: actuator_gym/Pendulum-v0\ntask_kwargs: {episode_length_s: 0.5}\n"
+                   "train: {total_timesteps: 64, num_envs: 2, n_steps: 32, batch_size: 32, eval_every: 64, eval_episodes: 1}\n")
+    argv = ["train", "--experiment", str(exp), "--out", str(tmp_path)]
+    assert main(argv) == 0
+    folder = tmp_path / "train"
+    first = (folder / "policy.pt").read_bytes()
+    assert (folder / "summary.json").is_file() and (folder / "learning_curve.csv").is_file()
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "write_learning_curve", killed)
+    assert main(argv + ["--seed", "1"]) == 130
+    assert (folder / "policy.pt").read_bytes() != first  # the new run's policy ...
+    assert not (folder / "summary.json").exists() and not (folder / "learning_curve.csv").exists()  # ... alone
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_benchmark_load_needs_the_unsafe_opt_in(tmp_path):
+    """benchmarks/train_quadruped_walk.py --load unpickles (rsl_rl's weights_only=False): refused without
+    --allow-unsafe-checkpoint, before anything is built or written."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "train_quadruped_walk.py"
+    ckpt = tmp_path / "model.pt"
+    ckpt.write_bytes(b"\x80\x04not loaded")
+    r = subprocess.run([sys.executable, str(script), "--load", str(ckpt), "--out", str(tmp_path / "eval")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert f"--load {ckpt}" in r.stderr and "weights_only=False" in r.stderr and "--allow-unsafe-checkpoint" in r.stderr
+    assert not (tmp_path / "eval").exists()

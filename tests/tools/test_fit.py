@@ -135,6 +135,7 @@ def test_lstm_log_shorter_than_seq_len(tmp_path):
         (dict(epochs=0), "epochs must be an integer >= 1"),
         (dict(hidden=[0]), r"hidden must be an integer in \[1, 4096\]"),
         (dict(hidden=[]), "hidden must list"),
+        (dict(hidden=[8] * 17), "hidden must list 1 to 16 layer widths, got 17"),
         (dict(input_idx=[-1]), r"input_idx must be an integer in \[0, 1024\]"),
         (dict(input_idx=[0, 5000]), r"input_idx must be an integer in \[0, 1024\]"),
         (dict(input_idx=[]), "input_idx must list"),
@@ -202,3 +203,50 @@ def test_progress_bar_over_epochs(tmp_path, monkeypatch):
     fit_actuator_net(log, tmp_path / "o", epochs=3)
     fit_actuator_net(log, tmp_path / "o2", epochs=2, progress=False)
     assert seen == [("fit MLP", "epoch", 3, None), ("fit MLP", "epoch", 2, True)]
+
+
+def _npz_declaring(path, arrays):
+    """An .npz whose members are only .npy headers declaring ``{name: (shape, dtype)}``: a few hundred
+    bytes that np.load would allocate in full before finding the data missing."""
+    import io
+    import zipfile
+
+    from numpy.lib import format as npf
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, (shape, dtype) in arrays.items():
+            buf = io.BytesIO()
+            npf.write_array_header_1_0(buf, {"descr": npf.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": shape})
+            z.writestr(f"{name}.npy", buf.getvalue())
+    return path
+
+
+def test_log_sizes_are_checked_from_headers_before_loading(tmp_path, monkeypatch):
+    from actuator_gym.tools import fit
+
+    cols = ("target_pos", "joint_pos", "joint_vel", "torque")
+    # 2^22 rows x 8 joints of float32 per column: 512 MiB declared in ~1 KiB, over LOG_MAX_BYTES
+    big = _npz_declaring(tmp_path / "big.npz", {c: ((2**22, 8), "<f4") for c in cols})
+    with pytest.raises(LogError, match=rf"big.npz: the arrays declare more than {fit.LOG_MAX_BYTES} bytes of data"):
+        load_log(big)
+    # int8 columns: few bytes, but 2^25 numbers (each becomes a float64): over LOG_MAX_VALUES
+    many = _npz_declaring(tmp_path / "many.npz", {c: ((2**23,), "|i1") for c in cols})
+    with pytest.raises(LogError, match=rf"many.npz: the log holds {2**25} numbers or more; allowed: at most {fit.LOG_MAX_VALUES}"):
+        load_log(many)
+    # a deflated member that inflates past the budget: refused from the zip directory
+    monkeypatch.setattr(fit, "LOG_MAX_BYTES", 2**20)
+    bomb = tmp_path / "bomb.npz"
+    np.savez_compressed(bomb, **{c: np.zeros(2**19) for c in cols})  # 4 x 4 MiB of zeros in ~16 KiB
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(LogError, match="bomb.npz: log declares .* bytes uncompressed; allowed: at most"):
+        load_log(bomb)
+    # a CSV: counted while read, line by line
+    monkeypatch.setattr(fit, "LOG_MAX_VALUES", 40)
+    csv_log = tmp_path / "log.csv"
+    csv_log.write_text(HEADER + _rows(20))
+    with pytest.raises(LogError, match="log.csv: the log holds 44 numbers or more; allowed: at most 40"):
+        load_log(csv_log)
+    wide = tmp_path / "wide.csv"
+    wide.write_text(HEADER + "0," * fit.LOG_CSV_MAX_LINE + "\n")
+    with pytest.raises(LogError, match=f"wide.csv: line 2 is longer than {fit.LOG_CSV_MAX_LINE} characters"):
+        load_log(wide)

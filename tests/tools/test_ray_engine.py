@@ -140,18 +140,47 @@ def test_actor_cpus_fit_the_cluster():
 def test_ray_settings_are_checked_and_mapped_from_experiments():
     s = check_settings({"env_runners": 3, "net_arch": (8, 8)})
     assert s["env_runners"] == 3 and s["net_arch"] == [8, 8] and s["learners"] == 0
-    bad = [({"env_runners": 0}, "env_runners must be an integer >= 1"), ({"learners": -1}, "learners must be an integer >= 0"),
+    bad = [({"env_runners": 0}, "env_runners must be a positive integer"), ({"learners": -1}, "learners must be an integer in \\[0, 1024\\]"),
            ({"gamma": 1.5}, "gamma must be a number in \\(0, 1\\]"), ({"activation": "elu"}, "activation must be one of"),
            ({"cpus_per_learner": 0.0}, "cpus_per_learner must be a number in \\[0.01"), ({"address": ""}, "address must be"),
-           ({"num_env_runners": 2}, "unknown setting\\(s\\) \\['num_env_runners'\\]; allowed:")]
+           ({"num_env_runners": 2}, "unknown key\\(s\\) \\['num_env_runners'\\] for engine 'ray'; allowed:")]
     for settings, msg in bad:
         with pytest.raises(ValueError, match=msg):
             check_settings(settings)
+    assert check_settings({"address": "ray://head:10001"})["address"] == "ray://head:10001"  # from code: allowed
     train = {"total_timesteps": 100, "num_envs": 4, "n_steps": 8, "batch_size": 16, "learning_rate": 0.01,
              "gamma": 0.9, "eval_every": 50, "eval_episodes": 2, "net_arch": [4], "algo": "ppo"}
     assert settings_from_train(train) == {"total_timesteps": 100, "envs_per_runner": 4, "rollout_fragment_length": 8,
                                           "minibatch_size": 16, "learning_rate": 0.01, "gamma": 0.9, "eval_every": 50,
                                           "eval_episodes": 2, "net_arch": [4]}
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"env_runners": 5000}, r"train_ray: env_runners must be a positive integer \(at most 1024, ConfigLimits.max_env_runners\), got 5000"),
+    ({"num_cpus": 100000}, r"train_ray: num_cpus must be a positive integer \(at most 1024, ConfigLimits.max_cpus\), got 100000"),
+    ({"envs_per_runner": 10**8}, r"train_ray: envs_per_runner must be a positive integer \(at most 65536, ConfigLimits.max_num_envs\)"),
+    ({"iterations": 10**12}, r"train_ray: iterations must be a positive integer \(at most 10000000, ConfigLimits.max_iterations\)"),
+    ({"iterations": 10**7, "envs_per_runner": 1024},
+     r"train_ray: iterations \* 131072 env steps per iteration = 1310720000000; allowed: at most 1000000000000 \(ConfigLimits.max_timesteps\)"),
+    ({"total_timesteps": 10**13}, r"train_ray: total_timesteps must be a positive integer \(at most 1000000000000, ConfigLimits.max_timesteps\)"),
+    ({"rollout_fragment_length": 2**23}, r"train_ray: env_runners \* envs_per_runner \* rollout_fragment_length = 134217728; allowed: at most 16777216"),
+    ({"num_epochs": 10**6}, r"train_ray: num_epochs must be a positive integer \(at most 1000, ConfigLimits.max_epochs\)"),
+    ({"eval_episodes": 10**6}, r"train_ray: eval_episodes must be a positive integer \(at most 10000, ConfigLimits.max_eval_episodes\)"),
+    ({"gpus_per_learner": 100}, r"train_ray: gpus_per_learner must be an integer in \[0, 8\], got 100"),
+    ({"cpus_per_env_runner": 2000.0}, r"train_ray: cpus_per_env_runner must be a number in \[0.01, 1024\] \(ConfigLimits.max_cpus\)"),
+])
+def test_ray_settings_past_their_bounds_are_refused_naming_the_bound(settings, match):
+    with pytest.raises(ValueError, match=match):
+        check_settings(settings)
+
+
+def test_ray_bounds_are_config_limits():
+    from actuator_gym.configs import ConfigLimits, ray_settings
+
+    big = ConfigLimits(max_env_runners=8192, max_cpus=8192, max_rollout_steps=2**26)
+    assert ray_settings({"env_runners": 5000, "num_cpus": 5000}, limits=big)["env_runners"] == 5000
+    with pytest.raises(ValueError, match="at most 4, ConfigLimits.max_env_runners"):
+        ray_settings({"env_runners": 5}, limits=ConfigLimits(max_env_runners=4))
 
 
 def test_ray_bad_options_fail_before_ray_starts(tmp_path, capsys):
@@ -164,7 +193,7 @@ def test_ray_bad_options_fail_before_ray_starts(tmp_path, capsys):
     assert exc.value.code == 2 and "--env-runners: must be an integer >= 1, got 0" in capsys.readouterr().err
     assert main(["train", "--task", PEND, "--env-runners", "2", "--address", "auto"]) == 2  # the default engine: sb3
     assert "--env-runners, --address: only with --engine ray (this run's engine: sb3)" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="minibatch_size must be an integer >= 1"):
+    with pytest.raises(ValueError, match="minibatch_size must be a positive integer"):
         train_ray(PEND, tmp_path, settings={"minibatch_size": 0})
     with pytest.raises(ValueError, match="the last world's seed reaches 2\\*\\*64"):
         train_ray(PEND, tmp_path, seed=2**64 - 8, settings={"env_runners": 2, "envs_per_runner": 8})

@@ -54,6 +54,7 @@ def test_a_valid_policy_loads_and_acts(tmp_path):
     (json.dumps({**META, "action_low": [-1.0]}), "action_low must be a list of 2 (act_dim) finite numbers"),
     (json.dumps({**META, "action_high": [1.0, 1e400]}), "non-finite"),
     (json.dumps({**META, "action_low": [2.0, 2.0]}), "action_low must be <= action_high"),
+    (json.dumps({**META, "action_high": [1.0, 1e39]}), "action_high must be a list of 2 (act_dim) finite numbers of magnitude at most 3.402823e+38 (float32)"),
     (json.dumps({**META, "activation": "gelu"}), "activation must be one of"),
     (json.dumps({**META, "format": "other/9"}), "format must be"),
     (json.dumps({k: v for k, v in META.items() if k != "act_dim"}), "missing key(s) ['act_dim']"),
@@ -118,6 +119,7 @@ def test_format_2_normalizes_then_runs_the_elu_mlp(tmp_path):
     ({**META_V2, "format": "actuator-gym-policy/1", "activation": "tanh"}, None, "obs_normalization needs format 'actuator-gym-policy/2'"),
     ({**META_V2, "obs_normalization": {"epsilon": 0}}, None, "obs_normalization must be null or"),
     ({**META_V2, "obs_normalization": {"epsilon": 0.1, "clip": 5}}, None, "obs_normalization must be null or"),
+    ({**META_V2, "obs_normalization": {"epsilon": 1e-300}}, None, 'obs_normalization must be null or {"epsilon": a number in [1e-08, 1e+08]}'),
     ({**META_V2, "obs_normalization": "yes"}, None, "obs_normalization must be null or"),
     (META_V2, {k: v for k, v in _state_v2().items() if k != "obs_normalizer.std"}, "does not match"),
     ({**META_V2, "obs_normalization": None}, _state_v2(), "does not match"),
@@ -130,3 +132,58 @@ def test_bad_format_2_files_name_the_file(tmp_path, meta, state, fragment):
         SavedPolicy.load(folder)
     msg = str(info.value)
     assert str(folder) in msg and fragment in msg and "\n" not in msg, msg
+
+
+def test_the_smallest_epsilon_keeps_actions_finite_for_a_constant_observation(tmp_path):
+    """std 0 (an observation that never varied in training): (obs - mean) / epsilon stays finite."""
+    from actuator_gym.tools.training import POLICY_EPSILON_RANGE
+
+    meta = {**META_V2, "obs_normalization": {"epsilon": POLICY_EPSILON_RANGE[0]}}
+    pol = SavedPolicy.load(_write(tmp_path / "p", meta, _state_v2(std=(0.0, 0.0))))
+    assert np.isfinite(pol(np.array([1e3, -1e3], np.float32))).all()
+    with pytest.raises(ValueError, match="epsilon"):
+        SavedPolicy.load(_write(tmp_path / "q", {**meta, "obs_normalization": {"epsilon": POLICY_EPSILON_RANGE[0] / 2}},
+                                _state_v2()))
+
+
+def _rezip(src, dst, compression, extra=None):
+    """``src``'s zip members copied to ``dst`` with ``compression``, plus ``extra`` {name: bytes}."""
+    import zipfile
+
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", compression) as zo:
+        prefix = zi.namelist()[0].split("/")[0]
+        for info in zi.infolist():
+            zo.writestr(info.filename, zi.read(info.filename))
+        for name, data in (extra or {}).items():
+            zo.writestr(f"{prefix}/{name}", data)
+
+
+def test_declared_sizes_are_bounded_before_torch_inflates_anything(tmp_path):
+    """policy.json (3 -> 8 -> 2: 50 parameters) bounds policy.pt: at most 8 bytes per parameter plus
+    POLICY_ARCHIVE_SLACK_BYTES, in the file and in what its zip directory declares uncompressed."""
+    import zipfile
+
+    from actuator_gym.tools.training import POLICY_ARCHIVE_SLACK_BYTES
+
+    folder = _write(tmp_path / "p")
+    src = tmp_path / "plain.pt"
+    (folder / "policy.pt").rename(src)
+    budget = 8 * 50 + POLICY_ARCHIVE_SLACK_BYTES
+    # a deflated bomb: 16 MiB of zeros in a few KiB, refused from the zip directory
+    _rezip(src, folder / "policy.pt", zipfile.ZIP_DEFLATED, {"data/99": bytes(16 * 2**20)})
+    assert (folder / "policy.pt").stat().st_size < 64 * 2**10
+    with pytest.raises(ValueError) as info:
+        SavedPolicy.load(folder)
+    msg = str(info.value)
+    assert str(folder / "policy.pt") in msg and f"uncompressed; allowed: at most {budget} bytes" in msg, msg
+    # the same bytes stored: the file itself is over the budget
+    _rezip(src, folder / "policy.pt", zipfile.ZIP_STORED, {"data/99": bytes(2 * 2**20)})
+    with pytest.raises(ValueError, match=rf"is \d+ bytes; allowed: at most {budget} \(8 bytes per parameter"):
+        SavedPolicy.load(folder)
+    # deflated, within the budget: still read (torch.load inflates it)
+    _rezip(src, folder / "policy.pt", zipfile.ZIP_DEFLATED)
+    assert SavedPolicy.load(folder)(np.zeros(3, np.float32)).shape == (2,)
+    # torch's legacy (non-zip) format declares its sizes in a pickle only: refused
+    torch.save(_state(), folder / "policy.pt", _use_new_zipfile_serialization=False)
+    with pytest.raises(ValueError, match="allowed: a torch.save zip archive"):
+        SavedPolicy.load(folder)

@@ -215,7 +215,9 @@ NET = {"group": "p", "motor": {"stiffness": 16.0, "kd": 1.5, "saturation_effort"
     (dict(hardware_conditions={"b": {"sensor": {"columns": [0], "min_delay": 2, "max_delay": 1}}}),
      r"hardware_conditions.b.sensor: min_delay \(2\) must be <= max_delay \(1\) \[control steps\]"),
     (dict(hardware_conditions={"b": {"sensor": {"columns": [0, 1], "noise_std": [0.1, 0.1, 0.1]}}}),
-     r"hardware_conditions.b.sensor.noise_std must be a number >= 0 or 2 of them"),
+     r"hardware_conditions.b.sensor.noise_std must be a number in \[0, 1e\+06\] \(SENSOR_MAX_STD\) or 2 of them"),
+    (dict(hardware_conditions={"b": {"sensor": {"columns": [0], "noise_std": 1e300}}}),
+     r"hardware_conditions.b.sensor.noise_std must be a number in \[0, 1e\+06\]"),
     (dict(train_conditions={"a": {"actuators": {"p": {"model": "Servo"}}}}), r"train_conditions.a.actuators.p.model must be one of"),
 ])
 def test_bad_transfer_files_are_refused(changes, match):
@@ -250,3 +252,134 @@ def test_bundled_transfer_files_hold_out_every_hardware_condition(name):
     exp = transfer.load_transfer(name)
     assert len(exp.seeds) >= 3 and len(exp.train_conditions) >= 3 and exp.engine in ("sb3", "rsl_rl")
     assert any(c.fitted_net is not None for c in exp.hardware_conditions.values())
+    transfer.check_transfer(exp, exp.train)  # every condition builds against the task (what run_transfer checks first)
+
+
+# -- what a transfer file may ask for: refused at load or before anything runs -----------------------
+RAY_TRAIN = {"env_runners": 2, "envs_per_runner": 4, "total_timesteps": 1024}
+
+
+@pytest.mark.parametrize("changes, match", [
+    # the name becomes the output folder: the condition-name rule, whatever it is
+    (dict(name="../../x"), r"'name' must be letters, digits, '_' or '-' \(it names the output folder\), got '../../x'"),
+    (dict(name=".."), r"'name' must be letters, digits"),
+    (dict(name="a/b"), r"'name' must be letters, digits"),
+    # the cluster comes from the command line or code, never from the file
+    (dict(engine="ray", train={**RAY_TRAIN, "address": "ray://host:10001"}),
+     r"train.address: a data file cannot choose a Ray cluster; give it on the command line \(--address\) or in code"),
+    # every numeric training setting has a documented bound
+    (dict(engine="ray", train={"env_runners": 5000}), r"train.env_runners must be a positive integer \(at most 1024, ConfigLimits.max_env_runners\), got 5000"),
+    (dict(engine="ray", train={"num_cpus": 100000}), r"train.num_cpus must be a positive integer \(at most 1024, ConfigLimits.max_cpus\)"),
+    (dict(engine="ray", train={"envs_per_runner": 10**8}), r"train.envs_per_runner must be a positive integer \(at most 65536, ConfigLimits.max_num_envs\)"),
+    (dict(engine="ray", train={"iterations": 10**12}), r"train.iterations must be a positive integer \(at most 10000000, ConfigLimits.max_iterations\)"),
+    (dict(engine="ray", train={"iterations": "1e12"}), r"train.iterations must be a positive integer"),
+    (dict(engine="ray", train={"learners": 2000}), r"train.learners must be an integer in \[0, 1024\] \(ConfigLimits.max_env_runners\)"),
+    (dict(engine="ray", train={"cpus_per_learner": 1e6}), r"train.cpus_per_learner must be a number in \[0.01, 1024\]"),
+    (dict(engine="ray", train={"env_runners": 1024, "envs_per_runner": 1024}),
+     r"train.env_runners \* train.envs_per_runner \* train.rollout_fragment_length = 67108864; allowed: at most 16777216"),
+    (dict(engine="ray", train={"colour": 1}), r"unknown key\(s\) \['train.colour'\] for engine 'ray'"),
+    (dict(train={"eval_episodes": 10**9}), r"train.eval_episodes must be a positive integer \(at most 10000, ConfigLimits.max_eval_episodes\)"),
+    # the fitted net's log and layers: sizes bounded before anything is allocated
+    (dict(hardware_conditions={"b": {"fitted_net": {**NET, "log": {"num_steps": 10**6, "num_sequences": 1024}}}}),
+     r"hardware_conditions.b.fitted_net.log: num_steps \* num_sequences = 1024000000 samples; allowed: at most 1048576"),
+    (dict(hardware_conditions={"b": {"fitted_net": {**NET, "log": {"num_steps": 10**5, "num_sequences": 10},
+                                                     "fit": {"input_idx": list(range(20))}}}}),
+     r"hardware_conditions.b.fitted_net: num_steps \* num_sequences \* 2 \* len\(fit.input_idx\) = 40000000 input values; allowed: at most 16777216"),
+    (dict(hardware_conditions={"b": {"fitted_net": {**NET, "fit": {"hidden": [8] * 17}}}}),
+     r"hardware_conditions.b.fitted_net.fit.hidden must list 1 to 16 layer widths, got 17"),
+])
+def test_transfer_files_cannot_escape_pick_a_cluster_or_ask_unbounded_sizes(changes, match):
+    with pytest.raises(configs.ConfigError, match=match):
+        configs.parse(_doc(**changes), "exp.yaml")
+
+
+def test_a_ray_transfer_file_within_bounds_loads_with_every_setting_checked():
+    exp = configs.parse(_doc(engine="ray", train=RAY_TRAIN), "exp.yaml")
+    assert exp.train["env_runners"] == 2 and exp.train["envs_per_runner"] == 4 and exp.train["address"] is None
+    assert exp.train["learners"] == 0 and exp.train["rollout_fragment_length"] == 64  # the engine's defaults, filled in
+
+
+def test_the_name_cannot_put_outputs_outside_out(tmp_path, capsys):
+    victim = tmp_path / "x"
+    victim.mkdir()
+    (victim / "results.csv").write_text("keep me")
+    bad = toy_file(tmp_path)
+    bad.write_text("name: ../../x\n" + bad.read_text())
+    assert cli_main(["transfer", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert "'name' must be letters, digits, '_' or '-'" in capsys.readouterr().err
+    assert (victim / "results.csv").read_text() == "keep me" and not (tmp_path / "out").exists()
+
+
+class _Ran(Exception):
+    """Raised by the stand-ins for fitting and training: the pipeline got past its checks."""
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """Fitting and training replaced by stand-ins that record their calls and stop the run."""
+    from actuator_gym.tools import fit
+
+    calls = []
+
+    def stop(what):
+        def f(*args, **kwargs):
+            calls.append((what, args, kwargs))
+            raise _Ran(what)
+        return f
+
+    monkeypatch.setattr(transfer, "_train_condition", stop("train"))
+    monkeypatch.setattr(fit, "generate_synthetic_log", stop("fit"))
+    return calls
+
+
+@pytest.mark.parametrize("edit, match", [
+    # the last condition's task keyword is unknown to the task
+    (lambda t: t + "  bad:\n    task_kwargs: {episode_length_s: 0.5, bogus_keyword: 1}\n",
+     r"hardware_conditions.bad: .*unexpected keyword argument 'bogus_keyword'"),
+    # the sensor reads a column the task does not observe (the pendulum observes 5)
+    (lambda t: t + "  laggy:\n    sensor: {columns: [0, 7]}\n", r"hardware_conditions.laggy.sensor: .*columns must be distinct observation indices in \[0, 4\]"),
+    # an actuator group whose regex matches no joint of the task
+    (lambda t: t + "  nojoint:\n    actuators: {p: {model: IdealPD, joint_names_expr: [elbow], stiffness: 5.0}}\n",
+     r"hardware_conditions.nojoint: .*elbow"),
+    # the net's motor steps at another rate than the physics (its history counts substeps)
+    (lambda t: t.replace("dt: 0.002777777777777778", "dt: 0.5"),
+     r"hardware_conditions.net.fitted_net.motor.dt must be the task's physics substep 0.002777777777777778 s .*got 0.5"),
+    # the net's group binds no joint of the task
+    (lambda t: t.replace("joint_names_expr: [hinge]\n", "joint_names_expr: [knee]\n"),
+     r"hardware_conditions.net.fitted_net: .*knee"),
+])
+def test_the_whole_file_is_checked_before_anything_is_fitted_or_trained(tmp_path, nothing_runs, edit, match):
+    path = toy_file(tmp_path)
+    path.write_text(edit(path.read_text()))
+    configs.load(path)  # valid as data: what is wrong shows only against the task
+    with pytest.raises(configs.ConfigError, match=match):
+        run(path, tmp_path / "out")
+    assert nothing_runs == [] and not (tmp_path / "out").exists()
+    # the unchanged file passes the checks and reaches the fit, the first thing that runs
+    with pytest.raises(_Ran, match="fit"):
+        run(toy_file(tmp_path, name="ok.yaml"), tmp_path / "ok")
+
+
+def test_the_ray_address_comes_from_the_command_line_or_code(tmp_path, nothing_runs, capsys):
+    path = toy_file(tmp_path)
+    text = path.read_text().replace("engine: sb3", "engine: ray")
+    text = text[:text.index("train: {")] + "train: {env_runners: 1, envs_per_runner: 4, total_timesteps: 256}\nseeds" + \
+        text[text.index("seeds:") + len("seeds"):]
+    text = text[:text.index("  net:\n")]  # no net to fit: the first thing that runs is the training
+    path.write_text(text)
+    with pytest.raises(_Ran, match="train"):
+        transfer.run_transfer(path, tmp_path / "out", ray_address="ray://head:10001", progress=False, log=lambda _m: None)
+    (what, args, kwargs), = nothing_runs
+    assert kwargs["settings"]["address"] == "ray://head:10001" and kwargs["settings"]["env_runners"] == 1
+    nothing_runs.clear()
+    assert cli_main(["transfer", str(path), "--address", "auto", "--out", str(tmp_path / "cli")]) == 2  # (stopped at training)
+    assert nothing_runs[0][2]["settings"]["address"] == "auto"
+    nothing_runs.clear()
+    with pytest.raises(_Ran, match="train"):  # none given: a local cluster
+        run(path, tmp_path / "out")
+    assert nothing_runs[0][2]["settings"]["address"] is None
+    # an address for a file that does not train on Ray is refused before anything runs
+    nothing_runs.clear()
+    with pytest.raises(ValueError, match="ray_address: only for a file with engine: ray; .* trains with 'sb3'"):
+        transfer.run_transfer(toy_file(tmp_path, name="sb3.yaml"), tmp_path / "sb3", ray_address="auto", progress=False)
+    assert nothing_runs == []

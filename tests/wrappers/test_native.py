@@ -11,6 +11,7 @@ import pytest
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 import actuator_gym as ag
+from actuator_gym.backends.mujoco_native import MAX_NATIVE_DELAY
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 
@@ -201,6 +202,9 @@ def test_the_env_keeps_its_own_controls_and_gets_its_model_back_on_close(arm_pat
     (lambda: ag.ComposedActuatorCfg(joint_names_expr=[".*"], drive=ag.DrivePD(kp=5.0),
                                     clamping=[ag.ClampingDCMotor(saturation_effort=0.0, velocity_limit=3.0)]),
      "saturation_effort can be 0"),
+    # a native delay history is part of every world's state: 100000 substeps took 44 s to build, 18 ms a step
+    (lambda: ag.DelayedPDActuatorCfg(joint_names_expr=[".*"], stiffness=5.0, damping=0.5, max_delay=MAX_NATIVE_DELAY + 1),
+     rf"max_delay={MAX_NATIVE_DELAY + 1} substeps is over the native delay bound; allowed: max_delay <= {MAX_NATIVE_DELAY}"),
 ])
 def test_native_refuses_what_has_no_exact_form_naming_group_and_reason(arm_path, cfg, reason):
     env = ArmEnv(arm_path())

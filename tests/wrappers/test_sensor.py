@@ -75,3 +75,28 @@ def test_bad_arguments_are_refused(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ObservationSensor(env, **kwargs)
     env.close()
+
+
+@pytest.mark.parametrize("columns", [[0.7], ["1"], [True], [0, True], [np.float64(2.0)]])
+def test_columns_must_be_integers(columns):
+    """np.asarray would make 0.7 -> 0, '1' -> 1, True -> 1: silently another column."""
+    env = make_vec_env(TASK, 2)
+    with pytest.raises(TypeError, match=r"ObservationSensor: columns must be integer observation indices in \[0, 4\]"):
+        ObservationSensor(env, columns)
+    env.close()
+
+
+@pytest.mark.parametrize("key", ["noise_std", "bias_std"])
+def test_std_is_bounded_and_the_largest_keeps_observations_finite(key):
+    from actuator_gym.wrappers.sensor import SENSOR_MAX_STD
+
+    env = make_vec_env(TASK, 2)
+    for bad in (1e300, [0.1, SENSOR_MAX_STD * 1.01], float("inf"), True):
+        with pytest.raises((ValueError, TypeError), match=key):
+            ObservationSensor(env, [0, 2], **{key: bad})
+    s = ObservationSensor(env, [0, 2], **{key: SENSOR_MAX_STD})  # the largest: the observations stay finite
+    obs, _ = s.reset(seed=0)
+    for _ in range(3):
+        obs, *_ = s.step(np.zeros((2, 1), np.float32))
+        assert np.isfinite(obs).all() and np.abs(obs[:, [0, 2]]).max() > 1e3
+    s.close()

@@ -324,6 +324,25 @@ def test_reset_samples_parameters_from_the_env_seed():
     np.testing.assert_array_equal(info_c["actuator"]["parameters"]["arm"]["stiffness"], params_a["stiffness"])
 
 
+@pytest.mark.parametrize("execution", ["explicit", "native"])
+def test_diverged_physics_truncates_the_episode(execution):
+    """stiffness=1e30 (finite, accepted) on the cart: MuJoCo flags a huge qacc and resets the data at every
+    step; the wrapper ends the episode (truncated) with info["physics_diverged"] True. A healthy twin's
+    key is False at every step and at reset."""
+    cfg = {"cart": IdealPDActuatorCfg(joint_names_expr=["slider"], stiffness=1e30, damping=1.0)}
+    bad = ActuatorWrapper(gym.make("InvertedPendulum-v5"), actuators=cfg, execution=execution)
+    ok = make("InvertedPendulum-v5", IdealPDActuatorCfg(stiffness=20.0, damping=1.0), execution=execution)
+    assert bad.reset(seed=0)[1]["physics_diverged"] is False and ok.reset(seed=0)[1]["physics_diverged"] is False
+    for k in range(3):
+        _, _, term, trunc, info = bad.step(np.array([0.5]))
+        assert info["physics_diverged"] is True and trunc is True  # (native: terminated too, by the huge state)
+        assert "actuator_episode" in info  # the episode's statistics, as at any end
+        _, _, term, trunc, info = ok.step(np.array([0.1]))
+        assert info["physics_diverged"] is False and not (term or trunc)
+        assert ok.unwrapped.data.time == pytest.approx((k + 1) * ok.unwrapped.dt)
+    assert bad.reset(seed=1)[1]["physics_diverged"] is False
+
+
 def test_effort_penalty_subtracts_squared_applied_effort():
     base = make("Hopper-v5", env_kw=dict(ctrl_cost_weight=0.0))
     pen = EffortPenalty(make("Hopper-v5", env_kw=dict(ctrl_cost_weight=0.0)), effort_weight=1e-3, energy_weight=0.1)
