@@ -130,3 +130,27 @@ def test_cli_train_without_an_engine_library_names_its_extra(tmp_path):
     r = subprocess.run([str(CLI), "train", "--help"], capture_output=True, text=True, timeout=120)
     choices = r.stdout.split("--engine {", 1)[1].split("}", 1)[0].split(",")
     assert r.returncode == 0 and {"rsl_rl", "sb3", "ray"} == set(choices), r.stdout
+
+
+def test_the_quadrotor_hovers_from_a_level_start():
+    """hover_action (four rotors at m g / 4) holds altitude within 5 cm over 2 s from a level start."""
+    env = gym.make("actuator_gym/Quadrotor-v0", max_episode_steps=100000, init_tilt_noise=0.0)
+    env.reset(seed=0)
+    u = env.unwrapped
+    z0 = float(u.data.qpos[2])
+    for _ in range(round(2.0 / u.dt)):
+        env.step(u.hover_action)
+    assert abs(float(u.data.qpos[2]) - z0) < 0.05
+    env.close()
+
+
+def test_a_diverged_world_ends_its_episode_alone():
+    """stiffness=1e30 on env 1 (finite: accepted): MuJoCo resets that world; its episode truncates with
+    info["physics_diverged"] True, env 0 goes on."""
+    pd = {"p": actuator_gym.IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, damping=2.0)}
+    env = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, actuators=pd)
+    env.reset(seed=0)
+    env.unwrapped.set_actuator_parameter("p", "stiffness", 1e30, env_ids=[1])
+    _, _, terminated, truncated, info = env.step(np.full((2, 1), 0.5))
+    assert info["physics_diverged"].tolist() == [False, True] and truncated.tolist() == [False, True]
+    env.close()
