@@ -27,30 +27,18 @@ import torch
 
 from . import randomization as rnd
 from ._array import NUMPY_OPS
+from ._checks import is_real
+from ._config_checks import TRUST_KEY, ConfigError, key_path, mapping
 from .streams import EnvStreams
 from .actuators.actuator import Actuator
+from .actuators.asset import JOINT_PROPERTY_FIELDS
 from .actuators.delay import Delay
 from .actuators.drives import Drive
 from .actuators.implicit import ImplicitOptions
 from .actuators.models import DELAY_ALIASES
 from .actuators.params import NONNEG, BindContext, Param
 
-__all__ = ["ConfigError", "GroupChecker", "key_path"]
-
-TRUST_KEY = "allow_unsafe_checkpoint"
-
-
-class ConfigError(ValueError):
-    """A configuration file is malformed or holds a value outside its allowed range."""
-
-
-def key_path(path: str, key: Any) -> str:
-    """``path.key`` (``path[3]`` for list indices, ``path['.*_hip']`` for keys that are not plain names)."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if re.fullmatch(r"[A-Za-z_][\w\-]*", str(key)):
-        return f"{path}.{key}" if path else str(key)
-    return f"{path}[{key!r}]"
+__all__ = ["GroupChecker", "MODEL_FIELDS"]
 
 
 _DISTS = {
@@ -62,7 +50,7 @@ _DISTS = {
 }
 _DIST_OPTIONAL = ("operation", "per_joint", "nominal")
 _INF_TEXT = ("inf", "+inf", ".inf", "+.inf")
-MODEL_FIELDS = ("armature", "friction", "dynamic_friction", "viscous_friction", "joint_effort_limit", "joint_velocity_limit")
+MODEL_FIELDS = (*JOINT_PROPERTY_FIELDS, "joint_effort_limit", "joint_velocity_limit")
 """Config fields written to the physics model rather than to a part; each must be >= 0."""
 
 
@@ -94,10 +82,6 @@ def _trust_hint(message: str) -> str:
     return message
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _kind(t: Any) -> str:
     return t if isinstance(t, str) else getattr(t, "__name__", str(t))
 
@@ -112,9 +96,7 @@ class GroupChecker:
         return ConfigError(f"{self.where}: {kp}: {msg}")
 
     def mapping(self, x: Any, kp: str) -> dict:
-        if not isinstance(x, dict):
-            raise ConfigError(f"{self.where}: '{kp}' must be a mapping, got {type(x).__name__}")
-        return x
+        return mapping(x, self.where, kp)
 
     # -- groups ------------------------------------------------------------------------------
     def groups(self, x: Any, key: str, table: dict[str, type]) -> dict[str, Any]:
@@ -213,7 +195,7 @@ class GroupChecker:
                     )
 
     def number(self, v: Any, kp: str) -> float:
-        if not _is_number(v):
+        if not is_real(v):
             raise self.err(kp, f"must be a number, got {v!r}")
         return v
 
@@ -255,7 +237,7 @@ class GroupChecker:
             if unlimited:
                 return math.inf
             raise self.err(kp, f"{x!r} (infinity) is not allowed here; allowed: finite numbers")
-        if not _is_number(x):
+        if not is_real(x):
             raise self.err(kp, f"must be {what}{' (or .inf: no limit)' if unlimited else ''}, got {type(x).__name__} {x!r}"[:300])
         return x
 
@@ -272,7 +254,7 @@ class GroupChecker:
         if missing:
             raise self.err(kp, f"a {kind} distribution needs {list(required)}; missing {missing}")
         for k in (*required, "nominal"):
-            if k in x and not (_is_number(x[k]) or (k == "nominal" and x[k] is None)):
+            if k in x and not (is_real(x[k]) or (k == "nominal" and x[k] is None)):
                 raise self.err(key_path(kp, k), f"must be a number, got {x[k]!r}")
         if "per_joint" in x and not isinstance(x["per_joint"], bool):
             raise self.err(key_path(kp, "per_joint"), f"must be true or false, got {x['per_joint']!r}")

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._checks import SENSOR_MAX_STD
-from ._config_groups import ConfigError, key_path
+from ._config_checks import ConfigError, integer, key_path, mapping, only
 
 __all__ = ["TransferCondition", "TransferExperiment", "parse_transfer", "FIT_MOTOR_KEYS", "FIT_LOG_KEYS", "FIT_KEYS", "SENSOR_KEYS",
            "ENGINE_NAMES", "EVALUATION_KEYS", "MAX_SEEDS", "MAX_CONDITIONS", "FIT_MAX_LAYERS", "FIT_MAX_SAMPLES",
@@ -105,55 +105,37 @@ class TransferExperiment:
     source: Path | None = None
 
 
-def _int(x: Any, where: str, kp: str, lo: int, hi: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, int) or not lo <= x <= hi:
-        raise ConfigError(f"{where}: {kp} must be an integer in [{lo}, {hi}], got {x!r}")
-    return x
-
-
-def _only(d: dict, allowed, where: str, kp: str) -> None:
-    unknown = sorted(set(d) - set(allowed))
-    if unknown:
-        raise ConfigError(f"{where}: {kp}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
-
-
-def _map(x: Any, where: str, kp: str) -> dict:
-    if not isinstance(x, dict):
-        raise ConfigError(f"{where}: '{kp}' must be a mapping, got {type(x).__name__}")
-    return x
-
-
 def _fitted_net(x: Any, where: str, kp: str) -> dict[str, Any]:
-    x = _map(x, where, kp)
-    _only(x, {"group", "joint_names_expr", "motor", "log", "fit"}, where, kp)
+    x = mapping(x, where, kp)
+    only(x, {"group", "joint_names_expr", "motor", "log", "fit"}, where, kp)
     group = x.get("group", "all")
     if not isinstance(group, str) or not group:
         raise ConfigError(f"{where}: {kp}.group must be a non-empty string, got {group!r}")
     joints = x.get("joint_names_expr", [".*"])
     if not isinstance(joints, list) or not joints or not all(isinstance(j, str) for j in joints):
         raise ConfigError(f"{where}: {kp}.joint_names_expr must be a non-empty list of regular expressions, got {joints!r}")
-    motor = _map(x.get("motor"), where, f"{kp}.motor")
-    _only(motor, FIT_MOTOR_KEYS, where, f"{kp}.motor")
+    motor = mapping(x.get("motor"), where, f"{kp}.motor")
+    only(motor, FIT_MOTOR_KEYS, where, f"{kp}.motor")
     missing = sorted(set(FIT_MOTOR_KEYS) - set(motor))
     if missing:
         raise ConfigError(f"{where}: {kp}.motor: missing key(s) {missing}; units: {FIT_MOTOR_KEYS}")
     for k, v in motor.items():
         if k == "delay_steps":
-            _int(v, where, f"{kp}.motor.delay_steps", 0, 1000)
+            integer(v, where, f"{kp}.motor.delay_steps", 0, 1000)
             continue
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
         if not ok or v < 0 or (v == 0 and k not in ("damping", "kd")):
             rule = ">= 0" if k in ("damping", "kd") else "> 0"
             raise ConfigError(f"{where}: {kp}.motor.{k} must be a finite number {rule} [{FIT_MOTOR_KEYS[k]}], got {v!r}")
-    log = _map(x.get("log", {}), where, f"{kp}.log")
-    _only(log, FIT_LOG_KEYS, where, f"{kp}.log")
+    log = mapping(x.get("log", {}), where, f"{kp}.log")
+    only(log, FIT_LOG_KEYS, where, f"{kp}.log")
     for k, v in log.items():
-        _int(v, where, f"{kp}.log.{k}", *FIT_LOG_KEYS[k])
+        integer(v, where, f"{kp}.log.{k}", *FIT_LOG_KEYS[k])
     samples = log.get("num_steps", 3000) * log.get("num_sequences", 8)
     if samples > FIT_MAX_SAMPLES:
         raise ConfigError(f"{where}: {kp}.log: num_steps * num_sequences = {samples} samples; allowed: at most {FIT_MAX_SAMPLES}")
-    fit = _map(x.get("fit", {}), where, f"{kp}.fit")
-    _only(fit, {*FIT_KEYS, "lr"}, where, f"{kp}.fit")
+    fit = mapping(x.get("fit", {}), where, f"{kp}.fit")
+    only(fit, {*FIT_KEYS, "lr"}, where, f"{kp}.fit")
     for k, v in fit.items():
         if k == "lr":
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
@@ -164,11 +146,11 @@ def _fitted_net(x: Any, where: str, kp: str) -> dict[str, Any]:
             if k == "hidden" and len(v) > FIT_MAX_LAYERS:
                 raise ConfigError(f"{where}: {kp}.fit.hidden must list 1 to {FIT_MAX_LAYERS} layer widths, got {len(v)}")
             for i, w in enumerate(v):
-                _int(w, where, f"{kp}.fit.{k}[{i}]", *FIT_KEYS[k])
+                integer(w, where, f"{kp}.fit.{k}[{i}]", *FIT_KEYS[k])
             if k == "input_idx" and len(set(v)) != len(v):
                 raise ConfigError(f"{where}: {kp}.fit.input_idx must not repeat a history index, got {v}")
         else:
-            _int(v, where, f"{kp}.fit.{k}", *FIT_KEYS[k])
+            integer(v, where, f"{kp}.fit.{k}", *FIT_KEYS[k])
     values = samples * 2 * len(fit.get("input_idx", range(FIT_DEFAULT_INPUTS)))
     if values > FIT_MAX_INPUT_VALUES:
         raise ConfigError(f"{where}: {kp}: num_steps * num_sequences * 2 * len(fit.input_idx) = {values} input values; "
@@ -181,15 +163,15 @@ SENSOR_KEYS = ("columns", "min_delay", "max_delay", "noise_std", "bias_std")
 
 
 def _sensor(x: Any, where: str, kp: str) -> dict[str, Any]:
-    x = _map(x, where, kp)
-    _only(x, SENSOR_KEYS, where, kp)
+    x = mapping(x, where, kp)
+    only(x, SENSOR_KEYS, where, kp)
     cols = x.get("columns")
     if not isinstance(cols, list) or not cols:
         raise ConfigError(f"{where}: {kp}.columns must be a non-empty list of observation indices >= 0, got {cols!r}")
     for i, c in enumerate(cols):
-        _int(c, where, f"{kp}.columns[{i}]", 0, 2**16)
-    lo = _int(x.get("min_delay", 0), where, f"{kp}.min_delay [control steps]", 0, 10_000)
-    hi = _int(x.get("max_delay", lo), where, f"{kp}.max_delay [control steps]", 0, 10_000)
+        integer(c, where, f"{kp}.columns[{i}]", 0, 2**16)
+    lo = integer(x.get("min_delay", 0), where, f"{kp}.min_delay [control steps]", 0, 10_000)
+    hi = integer(x.get("max_delay", lo), where, f"{kp}.max_delay [control steps]", 0, 10_000)
     if lo > hi:
         raise ConfigError(f"{where}: {kp}: min_delay ({lo}) must be <= max_delay ({hi}) [control steps]")
     out: dict[str, Any] = {"columns": list(cols), "min_delay": lo, "max_delay": hi}
@@ -211,7 +193,7 @@ def _folder_name(name: Any) -> bool:
 
 
 def _conditions(x: Any, where: str, key: str, actuators: Callable[[Any, str], dict], hardware: bool) -> dict[str, TransferCondition]:
-    x = _map(x, where, key)
+    x = mapping(x, where, key)
     if not 1 <= len(x) <= MAX_CONDITIONS:
         raise ConfigError(f"{where}: '{key}' must define 1 to {MAX_CONDITIONS} conditions, got {len(x)}")
     out = {}
@@ -220,14 +202,14 @@ def _conditions(x: Any, where: str, key: str, actuators: Callable[[Any, str], di
         kp = key_path(key, name)
         if not _folder_name(name):
             raise ConfigError(f"{where}: {kp}: condition names must be letters, digits, '_' or '-' (they name folders), got {name!r}")
-        body = _map(body, where, kp)
-        _only(body, allowed, where, kp)
+        body = mapping(body, where, kp)
+        only(body, allowed, where, kp)
         if "fitted_net" in body and "actuators" in body:
             raise ConfigError(f"{where}: {kp}: give either 'actuators' or 'fitted_net', not both")
         desc = body.get("description", "")
         if not isinstance(desc, str):
             raise ConfigError(f"{where}: {kp}.description must be a string, got {type(desc).__name__}")
-        tk = dict(_map(body.get("task_kwargs", {}), where, f"{kp}.task_kwargs"))
+        tk = dict(mapping(body.get("task_kwargs", {}), where, f"{kp}.task_kwargs"))
         if "actuators" in tk:
             raise ConfigError(f"{where}: {kp}.task_kwargs.actuators is not allowed; give them under {kp}.actuators")
         acts = actuators(body["actuators"], f"{kp}.actuators") if body.get("actuators") is not None else None
@@ -247,32 +229,32 @@ def parse_transfer(
     if not _folder_name(name):
         raise ConfigError(f"{where}: 'name' must be letters, digits, '_' or '-' (it names the output folder), got {name!r}; "
                           "the default is the file's name")
-    _only(doc, {"kind", "name", "description", "task", "task_kwargs", "engine", "train", "seeds", "evaluation",
+    only(doc, {"kind", "name", "description", "task", "task_kwargs", "engine", "train", "seeds", "evaluation",
                 "train_conditions", "hardware_conditions"}, where, "<top level>")
     task = doc.get("task")
     if not isinstance(task, str) or not task.rsplit("-v", 1)[-1].isdigit():
         raise ConfigError(f"{where}: 'task' must be a Gymnasium id such as 'actuator_gym/Pendulum-v0', got {task!r}")
-    task_kwargs = dict(_map(doc.get("task_kwargs", {}), where, "task_kwargs"))
+    task_kwargs = dict(mapping(doc.get("task_kwargs", {}), where, "task_kwargs"))
     if "actuators" in task_kwargs:
         raise ConfigError(f"{where}: task_kwargs.actuators is not allowed; give actuators per condition")
     engine = doc.get("engine", "sb3")
     if engine not in ENGINE_NAMES:
         raise ConfigError(f"{where}: engine must be one of {list(ENGINE_NAMES)}, got {engine!r}")
-    tr = _map(doc.get("train", {}), where, "train")
+    tr = mapping(doc.get("train", {}), where, "train")
     train = check_train(engine, dict(tr))
     seeds = doc.get("seeds", 3)
     if isinstance(seeds, list):
         if not 1 <= len(seeds) <= MAX_SEEDS:
             raise ConfigError(f"{where}: seeds must list 1 to {MAX_SEEDS} seeds, got {len(seeds)}")
-        seeds = [_int(s, where, f"seeds[{i}]", 0, 2**31 - 1) for i, s in enumerate(seeds)]
+        seeds = [integer(s, where, f"seeds[{i}]", 0, 2**31 - 1) for i, s in enumerate(seeds)]
         if len(set(seeds)) != len(seeds):
             raise ConfigError(f"{where}: seeds must not repeat a seed, got {seeds}")
     else:
-        seeds = list(range(_int(seeds, where, "seeds", 1, MAX_SEEDS)))
-    ev = _map(doc.get("evaluation", {}), where, "evaluation")
-    _only(ev, EVALUATION_KEYS, where, "evaluation")
-    episodes = _int(ev.get("episodes", EVALUATION_KEYS["episodes"]), where, "evaluation.episodes", 1, 4096)
-    eval_seed = _int(ev.get("seed", EVALUATION_KEYS["seed"]), where, "evaluation.seed", 0, 2**31 - 1)
+        seeds = list(range(integer(seeds, where, "seeds", 1, MAX_SEEDS)))
+    ev = mapping(doc.get("evaluation", {}), where, "evaluation")
+    only(ev, EVALUATION_KEYS, where, "evaluation")
+    episodes = integer(ev.get("episodes", EVALUATION_KEYS["episodes"]), where, "evaluation.episodes", 1, 4096)
+    eval_seed = integer(ev.get("seed", EVALUATION_KEYS["seed"]), where, "evaluation.seed", 0, 2**31 - 1)
     trains = _conditions(doc.get("train_conditions"), where, "train_conditions", actuators, hardware=False)
     hards = _conditions(doc.get("hardware_conditions"), where, "hardware_conditions", actuators, hardware=True)
     for h, hc in hards.items():

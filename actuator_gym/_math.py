@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["quat_to_rotmat", "rotate", "rotate_inverse"]
+__all__ = ["quat_to_rotmat", "quat_rotate_inverse", "rotate", "rotate_inverse"]
 
 
 def quat_to_rotmat(quat: np.ndarray) -> np.ndarray:
@@ -40,3 +40,8 @@ def rotate(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
 def rotate_inverse(rot: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``R^T v`` per row (world vectors in the body frame): ``(N, 3, 3)``, ``(N, 3)`` -> ``(N, 3)``."""
     return np.einsum("nji,nj->ni", rot, v)
+
+
+def quat_rotate_inverse(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """World vectors ``v`` ``(N, 3)`` expressed in the body frame of ``quat`` ``(N, 4)``."""
+    return rotate_inverse(quat_to_rotmat(quat), np.asarray(v, dtype=np.float64))

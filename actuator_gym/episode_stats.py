@@ -4,7 +4,7 @@
 :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`) of every env over its episode, vectorized over envs
 (one numpy pass per group and control step; no loop over envs), and hands out the finished
 episodes' statistics. Every consumer uses it the same way: the batched task
-(:class:`~actuator_gym.envs.task.BatchedTask`, hence :class:`~actuator_gym.envs.task.TaskEnv`) and
+(:class:`~actuator_gym.envs.task.BatchedTask`, hence :class:`~actuator_gym.envs.task_env.TaskEnv`) and
 :class:`~actuator_gym.wrappers.ActuatorWrapper` put the record into the ``info`` of the step that
 ends an episode, under :data:`EPISODE_INFO_KEY` (``info["actuator_episode"]``); the adapters read
 that one record and turn it into each library's log entries (:func:`log_values`, tags

@@ -32,12 +32,13 @@ is used, every value it can give must be admissible for the parameter (checked b
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ._checks import check_bool, is_real
+from ._checks import check_bool, check_real
 from .streams import EnvRandom
 
 __all__ = [
@@ -57,19 +58,6 @@ GAUSSIAN_TRUNCATION = 3.0
 
 INT_LIMIT = 2**53
 """Integer distributions draw within ``[-2**53, 2**53]`` (integers exact in float64)."""
-
-
-def _finite(name: str, value: float, what: str) -> float:
-    """A finite real number (bools, strings, complex numbers are a ``TypeError``)."""
-    if not is_real(value):
-        raise TypeError(f"{what}: {name} must be a finite number, got {type(value).__name__} {value!r}")
-    try:
-        value = float(value)
-    except OverflowError:
-        raise ValueError(f"{what}: {name} must be finite, got {value} (beyond the float range)") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{what}: {name} must be finite, got {value}")
-    return value
 
 
 def _span(what: str, lo: float, hi: float) -> None:
@@ -92,13 +80,28 @@ class Distribution:
     nominal: float | None = None
     integer: bool = False
 
-    def _check_common(self) -> None:
+    def _init(self, operation: Any, per_joint: Any, nominal: Any, integer: bool = False, whole: bool = False, **values: Any) -> None:
+        """Set the frozen fields: ``values`` (name -> value) each a finite number (with ``whole``: an
+        integer, kept as ``int``; ``high >= low``, ``std >= 0``), then the common ones, checked."""
         what = type(self).__name__
+        for name, v in values.items():
+            x = check_real(v, name, what)
+            if whole and not x.is_integer():
+                raise ValueError(f"{what}: {name} must be an integer, got {v!r}")
+            object.__setattr__(self, name, int(v) if whole else x)
+        for name, v in (("operation", operation), ("per_joint", per_joint), ("nominal", nominal), ("integer", integer)):
+            object.__setattr__(self, name, v)
         if not isinstance(self.operation, str) or self.operation not in _OPERATIONS:
             raise ValueError(f"{what}: operation must be one of {_OPERATIONS}, got {self.operation!r}")
         object.__setattr__(self, "per_joint", check_bool(self.per_joint, "per_joint", what))
         if self.nominal is not None:
-            object.__setattr__(self, "nominal", _finite("nominal", self.nominal, what))
+            object.__setattr__(self, "nominal", check_real(self.nominal, "nominal", what))
+        if "high" in values and self.high < self.low:
+            raise ValueError(f"{what}: high ({self.high}) must be >= low ({self.low})")
+        if "std" in values:
+            if self.std < 0:
+                raise ValueError(f"{what}: std must be >= 0, got {self.std}")
+            _span(what, self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
 
     # -- sampling ---------------------------------------------------------------------------
     def _draw(self, shape: tuple[int, ...], rng: EnvRandom) -> np.ndarray:
@@ -150,15 +153,7 @@ class Uniform(Distribution):
     high: float = 1.0
 
     def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
-        object.__setattr__(self, "low", _finite("low", low, "Uniform"))
-        object.__setattr__(self, "high", _finite("high", high, "Uniform"))
-        object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", per_joint)
-        object.__setattr__(self, "nominal", nominal)
-        object.__setattr__(self, "integer", False)
-        self._check_common()
-        if self.high < self.low:
-            raise ValueError(f"Uniform: high ({self.high}) must be >= low ({self.low})")
+        self._init(operation, per_joint, nominal, low=low, high=high)
         _span("Uniform", self.low, self.high)
 
     def _draw(self, shape, rng):
@@ -169,31 +164,20 @@ class Uniform(Distribution):
 
 
 @dataclass(frozen=True)
-class LogUniform(Distribution):
+class LogUniform(Uniform):
     """``exp(Uniform(log low, log high))``, ``0 < low <= high``."""
 
     low: float = 1.0
     high: float = 1.0
 
     def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
-        object.__setattr__(self, "low", _finite("low", low, "LogUniform"))
-        object.__setattr__(self, "high", _finite("high", high, "LogUniform"))
-        object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", per_joint)
-        object.__setattr__(self, "nominal", nominal)
-        object.__setattr__(self, "integer", False)
-        self._check_common()
+        super().__init__(low, high, operation, per_joint, nominal)
         if self.low <= 0:
             raise ValueError(f"LogUniform: low must be > 0, got {self.low}")
-        if self.high < self.low:
-            raise ValueError(f"LogUniform: high ({self.high}) must be >= low ({self.low})")
 
     def _draw(self, shape, rng):
         u = rng.random(shape)
         return np.exp(math.log(self.low) + (math.log(self.high) - math.log(self.low)) * u)
-
-    def bounds(self):
-        return self.low, self.high
 
 
 @dataclass(frozen=True)
@@ -204,16 +188,7 @@ class Gaussian(Distribution):
     std: float = 0.0
 
     def __init__(self, mean, std, operation="abs", per_joint=False, nominal=None):
-        object.__setattr__(self, "mean", _finite("mean", mean, "Gaussian"))
-        object.__setattr__(self, "std", _finite("std", std, "Gaussian"))
-        object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", per_joint)
-        object.__setattr__(self, "nominal", nominal)
-        object.__setattr__(self, "integer", False)
-        self._check_common()
-        if self.std < 0:
-            raise ValueError(f"Gaussian: std must be >= 0, got {self.std}")
-        _span("Gaussian", self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
+        self._init(operation, per_joint, nominal, mean=mean, std=std)
 
     def _draw(self, shape, rng):
         z = np.clip(rng.standard_normal(shape), -GAUSSIAN_TRUNCATION, GAUSSIAN_TRUNCATION)
@@ -231,18 +206,7 @@ class IntUniform(Distribution):
     high: int = 0
 
     def __init__(self, low, high, operation="abs", per_joint=False, nominal=None):
-        for name, v in (("low", low), ("high", high)):
-            if not float(_finite(name, v, "IntUniform")).is_integer():
-                raise ValueError(f"IntUniform: {name} must be an integer, got {v!r}")
-        object.__setattr__(self, "low", int(low))
-        object.__setattr__(self, "high", int(high))
-        object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", per_joint)
-        object.__setattr__(self, "nominal", nominal)
-        object.__setattr__(self, "integer", True)
-        self._check_common()
-        if self.high < self.low:
-            raise ValueError(f"IntUniform: high ({self.high}) must be >= low ({self.low})")
+        self._init(operation, per_joint, nominal, integer=True, whole=True, low=low, high=high)
         _int_bound("IntUniform", "low", self.low)
         _int_bound("IntUniform", "high", self.high)
 
@@ -261,16 +225,7 @@ class IntGaussian(Distribution):
     std: float = 0.0
 
     def __init__(self, mean, std, operation="abs", per_joint=False, nominal=None):
-        object.__setattr__(self, "mean", _finite("mean", mean, "IntGaussian"))
-        object.__setattr__(self, "std", _finite("std", std, "IntGaussian"))
-        object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "per_joint", per_joint)
-        object.__setattr__(self, "nominal", nominal)
-        object.__setattr__(self, "integer", True)
-        self._check_common()
-        if self.std < 0:
-            raise ValueError(f"IntGaussian: std must be >= 0, got {self.std}")
-        _span("IntGaussian", self.mean - GAUSSIAN_TRUNCATION * self.std, self.mean + GAUSSIAN_TRUNCATION * self.std)
+        self._init(operation, per_joint, nominal, integer=True, mean=mean, std=std)
         for name, v in zip(("mean - 3 std", "mean + 3 std"), self.bounds()):
             _int_bound("IntGaussian", name, v)
 

@@ -48,7 +48,7 @@ import torch
 from .actuators.batch import as_env_ids
 from .actuators.thruster import Thruster, ThrusterCfg
 from .streams import derive_seeds, env_seeds
-from .substep import StepTelemetry
+from .rig.telemetry import StepTelemetry
 
 __all__ = [
     "ROTOR_TELEMETRY",

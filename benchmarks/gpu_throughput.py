@@ -7,8 +7,8 @@ device, stepped by ``DeviceLoop`` (state read through torch views, efforts writt
 * ``explicit``: actuators + physics per substep;
 * ``physics``: physics only (the same backend, efforts held);
 * ``native``: the task's actuators compiled into MuJoCo-Warp's own (``execution="native"``: the
-  task layer's native side, :class:`~actuator_gym.envs.task_execution.TaskNative`, and the substep
-  engine's ``advance_native``): targets into ``ctrl`` once, ``decimation`` substeps in one
+  one native side, :class:`~actuator_gym.rig.native.NativeSide`, and the substep engine's native
+  strategy): targets into ``ctrl`` once, ``decimation`` substeps in one
   ``step`` call, the telemetry read back from ``actuator_force`` -- no actuator kernels of ours;
 * actuator share = 1 - physics / (explicit or native) (median of repeats).
 
@@ -30,8 +30,8 @@ import torch
 from actuator_gym import ActuatorCollection
 from actuator_gym.backends.device_loop import DeviceLoop
 from actuator_gym.backends.mujoco_warp import MujocoWarpBackend
-from actuator_gym.envs.task_execution import TaskNative
-from actuator_gym.substep import SubstepEngine
+from actuator_gym.rig.native import NativeSide
+from actuator_gym.rig.substep import SubstepEngine
 
 
 def _setup(task: str):
@@ -52,16 +52,16 @@ def _setup(task: str):
 
 def _native(model, cfg, num_envs: int, device: str):
     """``(step, backend)``: one control step of ``cfg``'s actuators run natively on MuJoCo-Warp."""
-    coll = ActuatorCollection(cfg.actuators, joint_names=TaskNative.joint_names(model), num_envs=num_envs, seed=0)
-    native = TaskNative(coll, None, model, cfg.model_xml(), "native", "gpu_throughput", "mujoco_warp")
+    coll = ActuatorCollection(cfg.actuators, joint_names=NativeSide.joint_names(model), num_envs=num_envs, seed=0)
+    native = NativeSide.for_task(coll, None, model, cfg.model_xml(), "native", "gpu_throughput", "mujoco_warp")
     be = MujocoWarpBackend(native.model, num_envs, device=device)
     native.attach(be)
-    native.reset(None)
     coll.target_command.position[:] = torch.as_tensor(be.joints.default_pos, dtype=coll.target_command.position.dtype)
-    engine = SubstepEngine(coll, be, cfg.physics_dt, cfg.decimation, native=native.actuators)
+    engine = SubstepEngine(coll, be, cfg.physics_dt, cfg.decimation, native=native)
+    engine.reset_envs()
 
     def step():
-        native.run(engine)
+        engine.advance()
         engine.telemetry()  # the info's telemetry, read from the engine's outputs
     return step, be
 

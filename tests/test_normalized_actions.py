@@ -16,7 +16,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import DCMotorCfg, IdealPDActuatorCfg
 from actuator_gym.envs.pendulum import PendulumTask
-from actuator_gym.envs.quadruped import DEFAULT_JOINT_POS
+from actuator_gym.envs.quadruped import DEFAULT_JOINT_POS, JOINT_NAMES, JOINT_RANGES
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 
@@ -84,14 +84,18 @@ def test_pendulum_minus_one_zero_one_reach_minus_pi_zero_pi():
     np.testing.assert_allclose((info["action_scale"], info["action_offset"]), ([math.pi], [0.0]))
 
 
-def test_quadruped_targets_span_one_radian_around_the_stance():
+def test_quadruped_targets_span_one_radian_around_the_stance_within_the_joint_ranges():
     task = gym.make_vec("actuator_gym/Quadruped-v0", num_envs=3)
     _, info = task.reset(seed=0)
     np.testing.assert_allclose(info["action_scale"], np.ones((3, 12)))
     np.testing.assert_allclose(info["action_offset"][0], DEFAULT_JOINT_POS)
     task.step(np.repeat(STEPS[:, None], 12, axis=1))
     tgt = task.collection.target_command.position.numpy()[:, task.action_joint_ids]
-    np.testing.assert_allclose(tgt, np.asarray(DEFAULT_JOINT_POS)[None] + STEPS[:, None], rtol=1e-6, atol=1e-6)
+    # stance +-1 rad, clipped into each hinge's range (as the wrapper clips): knees -1.5 +- 1 within [-2.7, -0.9]
+    lo, hi = (np.array([JOINT_RANGES[n.split("_", 1)[1]][k] for n in JOINT_NAMES]) for k in (0, 1))
+    expected = np.clip(np.asarray(DEFAULT_JOINT_POS)[None] + STEPS[:, None], lo, hi)
+    np.testing.assert_allclose(tgt, expected, rtol=1e-6, atol=1e-6)
+    assert np.allclose(tgt[2, 2::3], -0.9)  # knee targets -0.5 clipped to the range's end
 
 
 def test_ant_effort_targets_and_quadrotor_thrusts():
@@ -139,14 +143,14 @@ def test_wrapped_velocity_and_effort_modes_use_the_actuator_limits():
     np.testing.assert_allclose(free.action_scale, [200.0] * 3)
     _normalized_box(free.action_space, 3)
     # the task layer: the same rule (+-the limit); a randomized limit is no single bound, so the
-    # task's default velocity scale (1 rad/s per unit) stays
+    # default velocity scale (5 rad/s per unit, the wrapper's) stays
     kw = dict(joint_names_expr=["hinge"], stiffness=0.0, damping=1.0, saturation_effort=60.0,
               actuator_velocity_limit=20.0, actuator_effort_limit=40.0)
     fixed = PendulumTask(num_envs=4, action_mode="velocity", actuators={"p": DCMotorCfg(**kw)})
     np.testing.assert_allclose(fixed.action_scale, [20.0])
     rnd = DCMotorCfg(**kw, randomization={"actuator_velocity_limit": Uniform(0.8, 1.2, operation="scale")})
     task = PendulumTask(num_envs=4, action_mode="velocity", actuators={"p": rnd})
-    np.testing.assert_allclose(task.action_scale, [1.0])
+    np.testing.assert_allclose(task.action_scale, [5.0])
     _normalized_box(task.single_action_space, 1)
 
 
@@ -160,7 +164,8 @@ def test_explicit_settings_keep_working_and_conflicts_are_refused():
         ActuatorWrapper(gym.make("InvertedPendulum-v5"), actuators={"a": cfg}, normalize_actions="yes")
     with pytest.raises(ValueError, match=r"PendulumCfg: normalize_actions=True.*\['action_bounds'\]"):
         PendulumTask(num_envs=1, normalize_actions=True, action_bounds=(-2.0, 2.0))
-    explicit = PendulumTask(num_envs=2, normalize_actions=False)  # scale 1, offset 0: bounds [-pi, pi] rad
-    np.testing.assert_allclose(explicit.single_action_space.high, [math.pi], rtol=1e-6)
+    explicit = PendulumTask(num_envs=2, normalize_actions=False)  # the wrapper's defaults: 0.5 rad around qpos0 = 0
+    np.testing.assert_allclose((explicit.action_scale, explicit.action_offset), ([0.5], [0.0]))
+    np.testing.assert_allclose(explicit.single_action_space.high, [2 * math.pi], rtol=1e-6)  # unlimited: 0 +- pi rad
     _step_each(explicit, np.array([[-2.0], [1.0]]))
-    np.testing.assert_allclose(explicit.collection.target_command.position.numpy()[:, 0], [-2.0, 1.0])
+    np.testing.assert_allclose(explicit.collection.target_command.position.numpy()[:, 0], [-1.0, 0.5])

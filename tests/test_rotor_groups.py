@@ -295,7 +295,7 @@ def test_non_finite_rotor_action_names_the_rotor():
     task = QuadrotorTask(num_envs=2, seed=0)
     a = np.array(task.hover_action)
     a[1, 3] = np.inf
-    with pytest.raises(ValueError, match=r"actions\[1, 3\] \(rotor 'rotor_3'\)"):
+    with pytest.raises(ValueError, match=r"actions\[1, 3\] \(thrust command of rotor 'rotor_3'\)"):
         task.step(a)
 
 

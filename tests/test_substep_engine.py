@@ -1,6 +1,8 @@
 """The one substep engine: the wrapper on a Gymnasium env and a batched task report the same
 telemetry for the same physics, and the telemetry means what actuator_gym.substep.TELEMETRY says."""
 
+import dataclasses
+
 import gymnasium as gym
 import mujoco
 import numpy as np
@@ -82,8 +84,8 @@ def test_engine_accounting_by_hand():
                               joint_names=be.joint_names, num_envs=2, dtype=torch.float64)
     coll.target_command.effort[:] = torch.tensor([[2.0], [-1.0]], dtype=torch.float64)
     engine = SubstepEngine(coll, be, 0.01, 2)
-    velocities = []
-    engine.run(lambda k: (velocities.append(be.joint_vel().copy()), be.step()))
+    velocities = [be.joint_vel().copy()]
+    engine.advance(after=lambda k: velocities.append(be.joint_vel().copy()))  # the backend is the physics
     tel = engine.telemetry()
     # inertia of the sphere about the hinge: 2/5 m r^2 = 0.004 kg m^2; qd(k) = k * dt * tau / I
     inertia = 0.4 * 1.0 * 0.1**2
@@ -94,3 +96,57 @@ def test_engine_accounting_by_hand():
     np.testing.assert_allclose(tel["mean_power"], (tau * qd[0] + tau * qd[1]) / 2, rtol=1e-9)
     np.testing.assert_allclose(tel["energy"], (np.abs(tau * qd[0]) + np.abs(tau * qd[1])) * 0.01, rtol=1e-9)
     assert not tel["saturated"].any() and (tel["applied_effort"] == tau).all()
+
+
+def _engine_rollout(groups, execution, steps=40, num_envs=3):
+    """A consumer of the engine as the tasks are: targets written, then ``engine.advance()``; the
+    states and telemetry of every step, and the strategy the engine chose."""
+    from conftest import double_pendulum
+
+    from actuator_gym.rig.native import NativeSide
+
+    xml = double_pendulum()
+    model = mujoco.MjModel.from_xml_string(xml)
+    coll = ActuatorCollection(groups, joint_names=NativeSide.joint_names(model), num_envs=num_envs, seed=[3, 4, 5],
+                              dtype=torch.float64)
+    side = NativeSide.for_task(coll, None, model, xml, execution, "test")
+    be = MujocoBatchBackend(side.model, num_envs)
+    if side.active:
+        side.attach(be)
+    engine = SubstepEngine(coll, be, float(model.opt.timestep), 4, native=side)
+    coll.reset(None)
+    engine.reset_envs()
+    targets = np.random.default_rng(0).uniform(-1.5, 1.5, (steps, num_envs, 2))
+    out = []
+    for t in targets:
+        coll.target_command.position[:] = torch.from_numpy(t)
+        engine.advance()
+        out.append((be.qpos.copy(), be.qvel.copy(), engine.telemetry()))
+    return engine.strategy.name, out
+
+
+def test_one_advance_runs_every_execution_to_the_same_numbers():
+    """The consumer's control step is one ``engine.advance()`` whatever the engine was built to run:
+    all native and a mix (per group) give the all-explicit trajectory and telemetry (Euler, float64)
+    to round-off, with the limits acting; only ``energy`` / ``mean_power`` of native columns follow
+    the native rule (the last substep held)."""
+    from conftest import mix_groups
+
+    mix = mix_groups("hinge", "elbow")
+    dc = {"shoulder": dataclasses.replace(mix["shoulder"], joint_names_expr=[".*"])}
+    for groups, execution, name in ((dc, "native", "native"), (mix, "auto", "mixed")):
+        ref_name, ref = _engine_rollout(groups, "explicit")
+        got_name, got = _engine_rollout(groups, execution)
+        assert (ref_name, got_name) == ("explicit", name)
+        saturated = 0
+        for (q0, v0, t0), (q1, v1, t1) in zip(ref, got):
+            np.testing.assert_allclose(q1, q0, atol=1e-9)
+            np.testing.assert_allclose(v1, v0, atol=1e-9)
+            assert t0.keys() == t1.keys() == set(TELEMETRY) - {"joint_pos", "joint_vel"}
+            for k in ("computed_effort", "applied_effort", "power"):
+                np.testing.assert_allclose(t1[k], t0[k], atol=1e-9, err_msg=f"{execution}: {k}")
+            assert np.array_equal(t1["saturated"], t0["saturated"])
+            saturated += int(t0["saturated"].sum())
+            if name == "mixed":  # the native columns' power is read after every substep: the exact sums
+                np.testing.assert_allclose(t1["energy"], t0["energy"], atol=1e-9)
+        assert saturated > 0

@@ -27,32 +27,15 @@ from .models import (
 from .net_models import ActuatorNetGRUCfg, ActuatorNetLSTMCfg, ActuatorNetMLPCfg
 from .neural import DriveNeuralGRU, DriveNeuralLSTM, DriveNeuralMLP
 from .params import Param
-from .parts import (
-    Clamping,
-    ClampingDCMotor,
-    ClampingMaxEffort,
-    ClampingPositionBased,
-    Delay,
-    Drive,
-    DrivePD,
-    DrivePID,
-    Part,
-)
+from .parts import *  # noqa: F401,F403  (Part, Delay, the drives and the clamps)
+from .parts import __all__ as _part_names
 from .thruster import Thruster, ThrusterCfg, allocation_matrix, body_wrench
 
 __all__ = [
     "Actuator",
     "as_env_ids",
     "Param",
-    "Part",
-    "Delay",
-    "Drive",
-    "DrivePD",
-    "DrivePID",
-    "Clamping",
-    "ClampingMaxEffort",
-    "ClampingDCMotor",
-    "ClampingPositionBased",
+    *_part_names,
     "ActuatorBaseCfg",
     "ComposedActuatorCfg",
     "IdealPDActuatorCfg",

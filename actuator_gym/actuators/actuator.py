@@ -49,7 +49,7 @@ from .clamps import Clamping
 from .delay import Delay
 from .drives import Drive, DrivePD, DrivePID
 from .implicit import ImplicitOptions, StablePDSolver, implicit_drive_error, prepare_implicit, run_implicit
-from .params import BindContext, Param, UnknownParameterError
+from .params import Param, UnknownParameterError
 from .part import Part
 
 __all__ = ["Actuator", "as_env_ids"]
@@ -168,17 +168,7 @@ class Actuator(BatchModel):
         """Whether ``compute`` needs ``dt=`` (a PID drive or the Stable-PD effort mode)."""
         self.cfg = None  # the named config this model was built from, if any
 
-        ctx = BindContext(
-            num_envs=self.num_envs,
-            num_joints=self.num_joints,
-            joint_names=joint_names,
-            device=self.device,
-            dtype=dtype,
-            ops=self.ops,
-            generator=self.generator,
-            owner=name,
-        )
-        self._ctx = ctx
+        ctx = self._bind_context(self.num_joints, joint_names, dtype)
         rand = {self.aliases.get(k, k): v for k, v in dict(randomization or {}).items()}
         stages: list[tuple[str, Any]] = []
         if delay is not None:

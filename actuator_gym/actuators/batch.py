@@ -30,7 +30,7 @@ import torch
 
 from .._checks import env_index, real_array
 from ..streams import EnvStreams, env_seeds
-from .params import Param, match_names
+from .params import BindContext, Param, match_names
 
 __all__ = ["BatchModel", "as_env_ids"]
 
@@ -61,6 +61,12 @@ class BatchModel:
     generator: EnvStreams
     _shape: tuple[int, int]
     _np_dtype: np.dtype
+
+    def _bind_context(self, width: int, names: Sequence[str] | None, dtype: torch.dtype) -> BindContext:
+        """The :class:`~.params.BindContext` of this model's parts and parameters (kept as ``_ctx``):
+        its envs, device, array library and streams, ``width`` columns named ``names``."""
+        self._ctx = BindContext(self.num_envs, width, names, self.device, dtype, self.ops, self.generator, self.name)
+        return self._ctx
 
     # -- seeding ----------------------------------------------------------------------------------
     @staticmethod

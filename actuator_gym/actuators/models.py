@@ -294,16 +294,8 @@ class ActuatorBaseCfg:
             aliases = {**aliases, **DELAY_ALIASES}
         randomization = {aliases.get(k, k): v for k, v in self.randomization.items()}
         kwargs.setdefault("name", type(self).__name__)
-        model = Actuator(
-            **recipe,
-            num_envs=num_envs,
-            joint_names=names,
-            device=device,
-            seed=seed,
-            randomization=randomization,
-            aliases=aliases,
-            **kwargs,
-        )
+        model = Actuator(**recipe, num_envs=num_envs, joint_names=names, device=device, seed=seed,
+                         randomization=randomization, aliases=aliases, **kwargs)
         model.cfg = self
         model.resolved_cfg = resolved
         if options is not None:

@@ -80,14 +80,17 @@ class _NeuralDrive(Drive):
 
     def __init__(
         self,
-        network_file: str | Path | None,
-        network: nn.Module | LoadedNetwork | None,
-        allow_unsafe_checkpoint: bool,
-        metadata: Mapping[str, Any] | None,
+        network_file: str | Path | None = None,
+        *,
+        network: nn.Module | LoadedNetwork | None = None,
+        allow_unsafe_checkpoint: bool = False,
+        metadata: Mapping[str, Any] | None = None,
         limits: NetworkLimits | None = None,
         onnx_engine: str = "auto",
         onnx_threads: int = DEFAULT_ONNX_THREADS,
     ):
+        """The network's source and how it is loaded and run: the keywords every learned drive
+        takes (``**source`` of the subclasses; :class:`DriveNeuralMLP` documents them)."""
         super().__init__()
         name = type(self).__name__
         self.limits = limits or current_network_limits()
@@ -245,30 +248,17 @@ class DriveNeuralMLP(_NeuralDrive):
         onnx_engine: ``"auto"`` (default), ``"onnxruntime"`` or ``"torch"``: what runs an ONNX
             network (:mod:`.onnx_engine`; the LSTM and GRU drives take it too).
         onnx_threads: onnxruntime intra-op threads, 1..256 (default 1).
+        (``network`` and the last five: ``**source``, the keywords every learned drive takes.)
     """
 
     KIND = "mlp"
     GRAPH_SAFE = False  # any network, under inference_mode: never captured
     STATEFUL = True  # the input history
 
-    def __init__(
-        self,
-        network_file: str | Path | None = None,
-        *,
-        network: nn.Module | None = None,
-        input_order: str | None = None,
-        input_idx: Sequence[int] | None = None,
-        pos_scale: float | None = None,
-        vel_scale: float | None = None,
-        torque_scale: float | None = None,
-        effort_scale: float | None = None,
-        allow_unsafe_checkpoint: bool = False,
-        metadata: Mapping[str, Any] | None = None,
-        limits: NetworkLimits | None = None,
-        onnx_engine: str = "auto",
-        onnx_threads: int = DEFAULT_ONNX_THREADS,
-    ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
+    def __init__(self, network_file: str | Path | None = None, *, input_order: str | None = None,
+                 input_idx: Sequence[int] | None = None, pos_scale: float | None = None, vel_scale: float | None = None,
+                 torque_scale: float | None = None, effort_scale: float | None = None, **source: Any):
+        super().__init__(network_file, **source)
         me = self._owner
         if input_order is not None and input_order not in ("pos_vel", "vel_pos"):
             raise ValueError(f"{me}: input_order must be 'pos_vel' or 'vel_pos', got {input_order!r}")
@@ -377,29 +367,18 @@ class DriveNeuralLSTM(_RecurrentDrive):
     TorchScript files follow Isaac Lab's convention: module attribute ``lstm`` (batch-first
     ``nn.LSTM``) and ``forward(x (batch, 1, 2), (h, c)) -> (effort, (h, c))``. ONNX files take
     ``input [1, batch, 2]``, ``h_in``, ``c_in`` (names from the metadata keys ``input_name``,
-    ``hidden_in_name``, ... when given).
+    ``hidden_in_name``, ... when given). ``**source``: ``network``, ``allow_unsafe_checkpoint``,
+    ``metadata``, ``limits``, ``onnx_engine``, ``onnx_threads``, as :class:`DriveNeuralMLP`.
     """
 
     KIND = "lstm"
     GRAPH_SAFE = False  # any network, under inference_mode: never captured
     STATEFUL = True  # hidden and cell state
 
-    def __init__(
-        self,
-        network_file: str | Path | None = None,
-        *,
-        network: nn.Module | None = None,
-        pos_scale: float | None = None,
-        vel_scale: float | None = None,
-        torque_scale: float | None = None,
-        effort_scale: float | None = None,
-        allow_unsafe_checkpoint: bool = False,
-        metadata: Mapping[str, Any] | None = None,
-        limits: NetworkLimits | None = None,
-        onnx_engine: str = "auto",
-        onnx_threads: int = DEFAULT_ONNX_THREADS,
-    ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
+    def __init__(self, network_file: str | Path | None = None, *, pos_scale: float | None = None,
+                 vel_scale: float | None = None, torque_scale: float | None = None, effort_scale: float | None = None,
+                 **source: Any):
+        super().__init__(network_file, **source)
         self.pos_scale, self.vel_scale, self.torque_scale = self._io_scales(pos_scale, vel_scale, torque_scale, effort_scale)
         _check_recurrent(self.net, 2)
         self._validate(2)
@@ -442,6 +421,8 @@ class DriveNeuralGRU(_RecurrentDrive):
 
     Metadata keys: ``input_columns``, ``sample_dt_s``, ``normalization = {"inputs": {"mean": {col: v},
     "std": {col: v}}, "targets": {"mean": {"torque": v}, "std": {"torque": v}}}``; keywords override.
+    ``**source``: ``network``, ``allow_unsafe_checkpoint``, ``metadata``, ``limits``, ``onnx_engine``,
+    ``onnx_threads``, as :class:`DriveNeuralMLP`.
     """
 
     KIND = "gru"
@@ -452,20 +433,15 @@ class DriveNeuralGRU(_RecurrentDrive):
         self,
         network_file: str | Path | None = None,
         *,
-        network: nn.Module | None = None,
         input_columns: Sequence[str] | None = None,
         input_mean: Mapping[str, float] | Sequence[float] | None = None,
         input_std: Mapping[str, float] | Sequence[float] | None = None,
         torque_mean: float | None = None,
         torque_std: float | None = None,
         sample_dt_s: float | None = None,
-        allow_unsafe_checkpoint: bool = False,
-        metadata: Mapping[str, Any] | None = None,
-        limits: NetworkLimits | None = None,
-        onnx_engine: str = "auto",
-        onnx_threads: int = DEFAULT_ONNX_THREADS,
+        **source: Any,
     ):
-        super().__init__(network_file, network, allow_unsafe_checkpoint, metadata, limits, onnx_engine, onnx_threads)
+        super().__init__(network_file, **source)
         me, m = self._owner, self.metadata
         cols = self._layout("input_columns", input_columns)
         if not cols:

@@ -55,7 +55,7 @@ from .._checks import (
 )
 from ..randomization import Distribution, Uniform
 from .batch import BatchModel
-from .params import FINITE, FINITE_POSITIVE, GAIN, BindContext, Param, UnknownParameterError, select_names
+from .params import FINITE, FINITE_POSITIVE, GAIN, Param, UnknownParameterError, select_names
 
 __all__ = ["ThrusterCfg", "Thruster", "allocation_matrix", "body_wrench", "MIN_THRUST_CONST"]
 
@@ -143,17 +143,8 @@ class ThrusterCfg:
         """The rotors of ``rotor_names`` this config drives (full-match of ``thruster_names_expr``)."""
         return select_names(self.thruster_names_expr, rotor_names, type(self).__name__, "thruster_names_expr", "rotors")
 
-    def build(
-        self,
-        rotor_names: Sequence[str],
-        num_envs: int = 1,
-        device: str | torch.device = "cpu",
-        seed: Any = None,
-        *,
-        initial_rps: Any = None,
-        initial_thrust: Any = None,
-        **kwargs: Any,
-    ) -> "Thruster":
+    def build(self, rotor_names: Sequence[str], num_envs: int = 1, device: str | torch.device = "cpu", seed: Any = None,
+              **kwargs: Any) -> "Thruster":
         """A :class:`Thruster` for the rotors of ``rotor_names`` this config matches.
 
         The rotors' state at construction and after every reset, one of the two (each a number, a
@@ -161,19 +152,10 @@ class ThrusterCfg:
         ``initial_rps`` [rev/s], the rotor speed (thrust ``k_f * initial_rps²``: it varies with the
         ``k_f`` drawn), or ``initial_thrust`` [N], the thrust itself whatever ``k_f`` is drawn (e.g.
         the hover thrust; the speed is then ``sqrt(initial_thrust / k_f)``, the ``initial_rps`` in
-        force). Extra keyword arguments (``dt``, ``dtype``, ``array_backend``, ``check_finite``,
-        ``name``) go to :class:`Thruster`.
+        force). They and the other keyword arguments (``dt``, ``dtype``, ``array_backend``,
+        ``check_finite``, ``name``) go to :class:`Thruster`.
         """
-        return Thruster(
-            self,
-            rotor_names=self.select_rotors(rotor_names),
-            num_envs=num_envs,
-            device=device,
-            seed=seed,
-            initial_rps=initial_rps,
-            initial_thrust=initial_thrust,
-            **kwargs,
-        )
+        return Thruster(self, rotor_names=self.select_rotors(rotor_names), num_envs=num_envs, device=device, seed=seed, **kwargs)
 
 
 def _scalar(cls: str, name: str, value: Any, *, low: float, low_open: bool = False, allow_inf: bool = False) -> float:
@@ -275,17 +257,7 @@ class Thruster(BatchModel):
         self._clip = _scalar_clip(self.ops)
         self.generator = streams
 
-        ctx = BindContext(
-            num_envs=self.num_envs,
-            num_joints=self.num_rotors,
-            joint_names=self.rotor_names,
-            device=self.device,
-            dtype=dtype,
-            ops=self.ops,
-            generator=self.generator,
-            owner=name,
-        )
-        self._ctx = ctx
+        ctx = self._bind_context(self.num_rotors, self.rotor_names, dtype)
         tau_domain = FINITE_POSITIVE if not cfg.use_discrete_approximation else GAIN
         self._params: dict[str, Param] = {
             "thrust_const": Param("thrust_const", _uniform_or_constant(*cfg.thrust_const_range), ctx,

@@ -118,9 +118,10 @@ def skrl(vec_env, *, verbose=False):
     around a SAME_STEP view of ``vec_env``, so skrl's trainers (which feed ``step``'s observation
     straight into the next action) never see a finished episode's last obs as a new state. In a step
     where episodes ended, ``infos["episode"]["Episode_Actuator/<group>/<stat>"]`` holds their mean actuator
-    statistics (scalar tensors: what skrl's trainers track and write to TensorBoard).
-    (skrl's own ``wrap_env(task)`` also works on a native task, which then switches itself to
-    SAME_STEP; this adapter serves any Gymnasium vector env.)
+    statistics (scalar tensors: what skrl's trainers track and write to TensorBoard). Any Gymnasium
+    vector env, in any autoreset mode; skrl's own ``wrap_env`` on a native task needs the keywords
+    ``autoreset_mode=SAME_STEP``, ``skrl_episode_info=True`` and ``wrapper="gymnasium"`` instead
+    (docs/adapters.md).
     """
     _check_vector_env(vec_env, "skrl")
     from ._skrl import wrap

@@ -88,5 +88,5 @@ class HostArray:
 
 
 # moved to public modules; kept importable from here
-from ..substep import graph_capturable  # noqa: E402
+from ..rig.device import graph_capturable  # noqa: E402
 from .device_loop import DeviceLoop  # noqa: E402

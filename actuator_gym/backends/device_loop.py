@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..substep import SubstepEngine, TorchJointState, graph_capturable
+from ..rig.substep import SubstepEngine, TorchJointState, graph_capturable
 
 __all__ = ["DeviceLoop", "graph_capturable"]
 
 
 class DeviceLoop:
     """The substep loop ``actuators -> effort -> physics`` run entirely on the backend's device:
-    the substep engine (:class:`~actuator_gym.substep.SubstepEngine`) over the backend's torch
-    views (:class:`~actuator_gym.substep.TorchJointState`), advanced by ``backend.step``.
+    the substep engine (:class:`~actuator_gym.rig.substep.SubstepEngine`, its captured strategy) over
+    the backend's torch views (:class:`~actuator_gym.rig.device.TorchJointState`), advanced by ``backend.step``.
 
     ``DeviceLoop(backend, collection).run(decimation)`` runs ``decimation`` substeps: each reads
     the joint state through torch views of the engine's arrays, computes every actuator group in
@@ -40,8 +40,8 @@ class DeviceLoop:
         self.backend, self.collection = backend, collection
         self.dt = backend.physics_dt
         self.want_graph = graph is not False and backend.device.type == "cuda"
-        self.engine = SubstepEngine(collection, TorchJointState(backend, collection.applied_effort), self.dt, 1,
-                                    capture="auto" if self.want_graph else False)
+        state = TorchJointState(backend, collection.applied_effort, graph=self.want_graph)
+        self.engine = SubstepEngine(collection, state, self.dt, 1, capture="auto" if self.want_graph else False)
         self.captured = {"physics": False, "actuators": False}
 
     @property
@@ -50,11 +50,11 @@ class DeviceLoop:
         return self.engine.note
 
     def run(self, decimation: int = 1) -> None:
-        be, engine = self.backend, self.engine
+        engine = self.engine
         engine.resize(int(decimation))
-        engine.run(lambda k: be.step(derived=False, graph=self.want_graph))
-        self.captured = {"physics": bool(getattr(be, "graph_captured", False)), "actuators": engine.captured}
+        engine.advance()  # the state's backend, one substep per call (no derived pass)
+        self.captured = {"physics": bool(getattr(self.backend, "graph_captured", False)), "actuators": engine.captured}
 
     def telemetry(self) -> dict:
-        """The effort telemetry of the last :meth:`run` (:data:`~actuator_gym.substep.TELEMETRY`)."""
+        """The effort telemetry of the last :meth:`run` (:data:`~actuator_gym.rig.telemetry.TELEMETRY`)."""
         return self.engine.telemetry()

@@ -110,7 +110,7 @@ def actuated_joints(model: mujoco.MjModel) -> list[tuple[int, str]]:
     """``(actuator id, joint name)`` for the model's actuators that drive a hinge or slide joint
     directly (transmission type ``joint``), in actuator order."""
     out = []
-    for a in range(model.nu):
+    for a in range(len(model.actuator_trntype)):  # actuators (MuJoCo 4: ``nu`` counts controls, several per actuator)
         if int(model.actuator_trntype[a]) != _TRN_JOINT:
             continue
         j = int(model.actuator_trnid[a, 0])

@@ -36,6 +36,7 @@ import mujoco
 import numpy as np
 
 from .._checks import real_array
+from ..actuators.asset import JOINT_PROPERTY_FIELDS
 from ..actuators.params import match_names
 
 __all__ = ["MjcfJoints", "plan_joint_properties", "apply_joint_properties", "JOINT_PROPERTY_MAP"]
@@ -146,7 +147,7 @@ def plan_joint_properties(model: mujoco.MjModel, cfgs: Mapping[str, Any], joint_
         names = [joint_names[c] for c in cols]
         dofs = np.asarray([model.jnt_dofadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in names])
         given = {f: _per_joint(getattr(cfg, f), names, f"{owner}: group '{g}' {f}")
-                 for f in ("armature", "friction", "dynamic_friction", "viscous_friction") if getattr(cfg, f, None) is not None}
+                 for f in JOINT_PROPERTY_FIELDS if getattr(cfg, f, None) is not None}
         for f, arr in JOINT_PROPERTY_MAP.items():
             if f in given:
                 writes.append((getattr(model, arr), dofs[list(given[f])], np.asarray(list(given[f].values()))))

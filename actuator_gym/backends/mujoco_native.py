@@ -50,7 +50,7 @@ from .mujoco_native_history import HistoryPrefill
 from .mujoco_native_telemetry import LAW_ROWS, RawSnapshots, drive_torque, limit_acted, screen_limits
 from .mujoco_motor_physics import MOTOR_TELEMETRY, PLACEHOLDER, native_only_fields, refuse_native_only, write_physics
 
-__all__ = ["EXECUTIONS", "MAX_NATIVE_DELAY", "NativeCompiler", "NativeActuators", "NativeForm", "OneWorld", "native_plan",
+__all__ = ["EXECUTIONS", "MAX_NATIVE_DELAY", "NativeCompiler", "NativeActuators", "NativeForm", "native_plan",
            "copy_model_values", "native_only_fields", "refuse_native_only", "MOTOR_TELEMETRY"]
 
 ENGINES = ("mujoco", "mujoco_warp")
@@ -223,26 +223,6 @@ def _fl(limits: Sequence[NativeForm], motor: NativeForm | None) -> np.ndarray:
     return lim
 
 
-class OneWorld:
-    """One ``MjModel`` + ``MjData`` seen as a batch of one world: the ``(1, ...)`` views
-    :class:`NativeActuators` reads and writes (the batched backend offers the same three methods,
-    :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`: ``model_field`` = per-world
-    model fields, ``field`` = state, ``output`` = the last substep's outputs)."""
-
-    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData):
-        self.model, self.data = model, data
-
-    def model_field(self, name: str) -> np.ndarray:
-        return getattr(self.model, name)[None]
-
-    def field(self, name: str) -> np.ndarray:
-        if name == "time":
-            return np.array([self.data.time])
-        return getattr(self.data, name)[None]
-
-    output = field
-
-
 def _ix(rows: Any, ids: np.ndarray) -> tuple:
     """Index of ``rows`` (a slice or env ids) x actuator ``ids`` into a ``(num_envs, nu, ...)`` field."""
     if isinstance(rows, slice):
@@ -259,8 +239,8 @@ class NativeActuators:
         joint_names: the collection's joints, in collection order.
         plans: ``{group: GroupPlan}`` (the native ones only).
 
-    :meth:`compile_model` gives the model; :meth:`attach` binds the worlds it runs in (an
-    :class:`OneWorld`, or the batched backend); :meth:`compile` does both for one world. Then
+    :meth:`compile_model` gives the model; :meth:`attach` binds the worlds it runs in (one ``MjData``
+    seen as a batch of one, :class:`~actuator_gym.rig.native.OneWorld`, or the batched backend). Then
     :meth:`write_parameters` writes every env's values in force into its world's model fields (at
     every reset and parameter change), :meth:`write_commands` the targets into ``ctrl`` (once per
     control step; the first after an env's reset also fills its delay history), and
@@ -345,15 +325,8 @@ class NativeActuators:
             self.cols, np.arange(self.cols[0], self.cols[0] + n)) else self.cols
         return m
 
-    def compile(self) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        """One world: the model, a fresh ``MjData`` of it, attached (the wrapper)."""
-        m = self.compile_model()
-        self.data = mujoco.MjData(m)
-        self.attach(OneWorld(m, self.data))
-        return m, self.data
-
     def attach(self, worlds: Any) -> None:
-        """Run in ``worlds`` (an :class:`OneWorld` or the batched backend: ``model_field(name)`` /
+        """Run in ``worlds`` (one world or the batched backend: ``model_field(name)`` /
         ``field(name)`` / ``output(name)`` give live ``(num_envs, ...)`` arrays)."""
         m, n, first = self.model, len(self.ids), self.first_actuator
         self.worlds = worlds

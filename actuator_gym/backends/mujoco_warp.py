@@ -61,6 +61,11 @@ def _import_mjw():
     return import_extra("mujoco_warp", "backend='mujoco_warp' needs mujoco-warp: pip install 'actuator-gym[warp]'")
 
 
+def _data_field(name: str, doc: str) -> property:
+    """A property: the host view of ``mjw.Data`` field ``name`` (``MujocoWarpBackend._hostview``)."""
+    return property(lambda self: self._hostview(name), doc=doc)
+
+
 class MujocoWarpBackend(WarpBackend):
     """``num_envs`` worlds of ``model`` in MuJoCo-Warp on ``device``. Device, graph capture, the
     joint-state accessors, ``render`` and ``close`` come from
@@ -92,7 +97,7 @@ class MujocoWarpBackend(WarpBackend):
         self.model = model
         self.physics_dt = float(model.opt.timestep)
         self._init_joints(joint_info(model))
-        with self._scope():
+        with self.scope():
             self.m = mjw.put_model(model)
             self.d = mjw.make_data(model, nworld=self.num_envs, nconmax=nconmax, njmax=njmax)
         self._derived: set[str] = set()
@@ -124,27 +129,12 @@ class MujocoWarpBackend(WarpBackend):
         return t
 
     # -- MuJoCo-layout state (BatchedBackend) -------------------------------------------------------
-    @property
-    def qpos(self) -> np.ndarray:
-        """``(num_envs, nq)`` float32: a view (CPU device) or a host mirror (CUDA)."""
-        return self._hostview("qpos")
-
-    @property
-    def qvel(self) -> np.ndarray:
-        return self._hostview("qvel")
-
-    @property
-    def act(self) -> np.ndarray:
-        return self._hostview("act")
-
-    @property
-    def time(self) -> np.ndarray:
-        return self._hostview("time")
-
-    @property
-    def xfrc_applied(self) -> np.ndarray:
-        """``(num_envs, nbody, 6)`` body wrenches [N, N·m], writable (pushed before each ``step`` on CUDA)."""
-        return self._hostview("xfrc_applied")
+    qpos = _data_field("qpos", "``(num_envs, nq)`` float32: a view (CPU device) or a host mirror (CUDA).")
+    qvel = _data_field("qvel", "``(num_envs, nv)`` float32, as :attr:`qpos`.")
+    act = _data_field("act", "``(num_envs, na)`` float32, as :attr:`qpos`.")
+    time = _data_field("time", "``(num_envs,)`` simulated time [s], as :attr:`qpos`.")
+    xfrc_applied = _data_field("xfrc_applied", "``(num_envs, nbody, 6)`` body wrenches [N, N·m], writable (pushed "
+                               "before each ``step`` on CUDA).")
 
     # -- substeps -----------------------------------------------------------------------------------
     def _substep(self) -> None:
@@ -161,7 +151,7 @@ class MujocoWarpBackend(WarpBackend):
                 h = self._host.get(name)
                 if h is not None and not h.stale:  # read (pulled) since the last step: maybe written
                     h.push()
-        with self._scope():
+        with self.scope():
             self._run_substeps(nstep, graph)
             if derived and self._derived:
                 mjw.fwd_position(self.m, self.d)
@@ -178,7 +168,7 @@ class MujocoWarpBackend(WarpBackend):
         ``step(derived=True)`` recompute the position and velocity stages."""
         if name not in self._host and name not in _STATE:
             self._derived.add(name)
-            with self._scope():
+            with self.scope():
                 self.mjw.fwd_position(self.m, self.d)
                 self.mjw.fwd_velocity(self.m, self.d)
             self._mark_stale()
@@ -199,7 +189,7 @@ class MujocoWarpBackend(WarpBackend):
         """Make the fields bound through :meth:`field` describe the current state (after a
         ``step(derived=False)``); nothing when none is bound. Read :meth:`output` views first."""
         if self._derived:
-            with self._scope():
+            with self.scope():
                 self.mjw.fwd_position(self.m, self.d)
                 self.mjw.fwd_velocity(self.m, self.d)
             self._mark_stale()
@@ -240,7 +230,7 @@ class MujocoWarpBackend(WarpBackend):
         """Recompute the constants derived from model fields (all worlds; unchanged worlds get the
         same values back)."""
         self.push_model_fields()
-        with self._scope():
+        with self.scope():
             self.mjw.set_const(self.m, self.d)
         self._mark_stale()
 
@@ -265,7 +255,7 @@ class MujocoWarpBackend(WarpBackend):
             values[name] = v
         if time is not None:
             values["time"] = np.broadcast_to(np.asarray(time, dtype=np.float64), (n,))
-        with self._scope():
+        with self.scope():
             self.mjw.reset_data(self.m, self.d, reset=self.wp.array(mask, dtype=bool, device=self.wp_device))
             rows = torch.as_tensor(np.flatnonzero(mask), device=self.device)
             for name, v in values.items():

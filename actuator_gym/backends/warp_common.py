@@ -4,7 +4,7 @@ Both keep ``num_envs`` worlds in Warp arrays on one device and differ only in th
 them. What is common lives here, once:
 
 * device and stream: :meth:`WarpBackend._init_warp` resolves ``device`` (``"cpu"``, ``"cuda"``,
-  ``"cuda:N"``), keeps torch's current CUDA stream as a Warp stream, and :meth:`~WarpBackend._scope`
+  ``"cuda:N"``), keeps torch's current CUDA stream as a Warp stream, and :meth:`~WarpBackend.scope`
   enters both for every engine call;
 * the substep loop with CUDA-graph capture (:meth:`~WarpBackend._run_substeps`): eager while
   ``graph`` is off or on the CPU device; on CUDA the first substep runs eagerly (it loads the
@@ -84,7 +84,7 @@ class WarpBackend(PhysicsBackend):
         self._qadr = torch.as_tensor(self._qadr_np, device=self.device)
         self._dadr = torch.as_tensor(self._dadr_np, device=self.device)
 
-    def _scope(self) -> contextlib.ExitStack:
+    def scope(self) -> contextlib.ExitStack:
         """A context entering the backend's Warp device (and, on CUDA, torch's stream)."""
         stack = contextlib.ExitStack()
         stack.enter_context(self.wp.ScopedDevice(self.wp_device))
@@ -121,7 +121,7 @@ class WarpBackend(PhysicsBackend):
         return self._graph is not None
 
     def _run_substeps(self, nstep: int, graph: bool, before: Callable[[], None] | None = None) -> None:
-        """``nstep`` substeps (inside :meth:`_scope`): replay the captured graph when there is one and
+        """``nstep`` substeps (inside :meth:`scope`): replay the captured graph when there is one and
         ``graph``; else capture it on CUDA once one eager substep has run; else run eagerly.
         ``before`` runs outside the graph before every substep (host-side writes)."""
         wp = self.wp

@@ -5,7 +5,8 @@ only when an env is made). ``gymnasium.make(id)`` gives a single env (``TaskEnv`
 ``gymnasium.make_vec(id, num_envs=N)`` the native batched ``VectorEnv``.
 """
 
-from .task import BatchedTask, ModelFieldRandomization, TaskCfg, TaskEnv, register_task
+from .task import BatchedTask, ModelFieldRandomization, TaskCfg
+from .task_env import TaskEnv, register_task
 
 __all__ = ["BatchedTask", "TaskCfg", "TaskEnv", "ModelFieldRandomization", "register_task"]
 

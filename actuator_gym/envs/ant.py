@@ -10,8 +10,12 @@ Physics: the model's RK4 integrator, ``physics_dt = 0.01 s``, ``decimation = 5``
 ``frame_skip``), so the policy acts at 20 Hz (``dt = 0.05 s``); episodes of 1000 steps (50 s).
 
 Action (8, in ``[-1, 1]``): a motor torque command, ``target_effort = 150 N·m * action``
-(``action_mode="effort"``; ``action_scale`` = 150 = Ant's ``gear`` x ``ctrlrange``, ``action_offset``
-= 0, both reported in ``info["action_scale"]`` / ``info["action_offset"]`` at reset). **Order: the model's joint order**
+(``action_mode="effort"``, normalized: ``action_scale`` = the actuators' ``actuator_effort_limit``,
+150 N·m = Ant's ``gear`` x ``ctrlrange``; ``action_offset`` = 0; both reported in
+``info["action_scale"]`` / ``info["action_offset"]``). The map is the wrapper's
+(:class:`~actuator_gym.actions.ActionMap`), so another ``action_mode`` takes that mode's defaults:
+``action_mode="position"`` maps ``[-1, 1]`` onto each hinge's range, as ``ActuatorWrapper`` does on
+Ant-v5. **Order: the model's joint order**
 ``hip_1, ankle_1, hip_2, ankle_2, hip_3, ankle_3, hip_4, ankle_4`` -- Ant-v5's action follows the XML
 ``<actuator>`` list instead (``hip_4, ankle_4, hip_1, ...``); :data:`ANT_V5_ACTION_ORDER` maps
 between them (``ours = v5_action[..., ANT_V5_ACTION_ORDER]``). The model's own ``<motor>``
@@ -51,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import VectorEnv
 
 from .._checks import check_bool, check_interval
 from ..actuators.models import DCMotorCfg
@@ -109,11 +114,8 @@ class AntCfg(TaskCfg):
     actuators: dict[str, Any] = field(default_factory=lambda: {"legs": ant_dc_motor_cfg()})
     """``{group: actuator cfg}`` over the 8 hinges."""
     action_mode: str = "effort"
-    """Actions are torque commands (see the module docstring)."""
-    action_scale: float = ANT_TORQUE_LIMIT
-    """[N·m per action unit]."""
-    action_bounds: tuple[float, float] | None = (-1.0, 1.0)
-    """Ant-v5's ``ctrlrange``."""
+    """Actions are torque commands in ``[-1, 1]`` (Ant-v5's ``ctrlrange``), normalized onto
+    ``+-actuator_effort_limit`` (see the module docstring)."""
     forward_reward_weight: float = 1.0
     """[per (m/s)]: weight of the torso's x velocity."""
     ctrl_cost_weight: float = 0.5
@@ -142,7 +144,7 @@ class AntCfg(TaskCfg):
         check_bool(self.terminate_when_unhealthy, "terminate_when_unhealthy", name)
 
 
-class AntTask(BatchedTask):
+class AntTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's wrap_env(env) detects Gymnasium by those
     """Batched Ant-v5 equivalent with DC-motor actuators (see the module docstring)."""
 
     cfg_cls = AntCfg
@@ -153,7 +155,7 @@ class AntTask(BatchedTask):
             raise ValueError("AntTask: the model's first joint must be the torso's free joint")
         self._xy_prev = np.zeros((n, 2))
         self._obs_dim = m.nq - 2 + m.nv
-        self._healthy = np.ones(n, dtype=bool)
+        self._xy_vel = np.zeros((n, 2))  # the torso's x-y velocity over the last step [m/s]
         self.reward_terms: dict[str, np.ndarray] = {
             k: np.zeros(n) for k in ("x_velocity", "y_velocity", "reward_forward", "reward_ctrl", "reward_survive")
         }
@@ -185,23 +187,27 @@ class AntTask(BatchedTask):
             ok &= np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1)
         return ok
 
-    def reward(self) -> np.ndarray:
-        cfg, t = self.cfg, self.reward_terms
+    def run_substeps(self) -> None:
+        """The control step's physics, then the torso's x-y velocity over it: :meth:`reward` and
+        :meth:`terminated` only read, in any order and as often as asked."""
+        super().run_substeps()
         xy = self.backend.qpos[:, :2]
-        vel = (xy - self._xy_prev) / self.dt
+        self._xy_vel = (xy - self._xy_prev) / self.dt
         self._xy_prev[:] = xy
-        self._healthy = self._is_healthy()
+
+    def reward(self) -> np.ndarray:
+        cfg, t, vel = self.cfg, self.reward_terms, self._xy_vel
         t["x_velocity"] = vel[:, 0]
         t["y_velocity"] = vel[:, 1]
         t["reward_forward"] = cfg.forward_reward_weight * vel[:, 0]
-        t["reward_survive"] = cfg.healthy_reward * self._healthy
+        t["reward_survive"] = cfg.healthy_reward * self._is_healthy()
         t["reward_ctrl"] = -cfg.ctrl_cost_weight * np.einsum("ij,ij->i", self.actions, self.actions)
         return t["reward_forward"] + t["reward_survive"] + t["reward_ctrl"]
 
     def terminated(self) -> np.ndarray:
         if not self.cfg.terminate_when_unhealthy:
             return np.zeros(self.num_envs, dtype=bool)
-        return ~self._healthy
+        return ~self._is_healthy()
 
     def extra_info(self) -> dict[str, np.ndarray]:
         xy = self.backend.qpos[:, :2]

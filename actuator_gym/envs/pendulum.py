@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import VectorEnv
 
 from .._checks import check_interval
 from ..actuators.models import IdealPDActuatorCfg
@@ -124,7 +125,7 @@ def _wrap(x: np.ndarray) -> np.ndarray:
     return (x + np.pi) % (2 * np.pi) - np.pi
 
 
-class PendulumTask(BatchedTask):
+class PendulumTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's wrap_env(env) detects Gymnasium by those
     """Batched pendulum angle-tracking task (see the module doc). ``PendulumTask(num_envs=N,
     joint_damping=0.1, actuators={...})``: keyword arguments override ``PendulumCfg`` fields."""
 

@@ -68,13 +68,15 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
+from gymnasium.vector import VectorEnv
 
 from .._checks import check_bool, check_real, real_array
+from .._math import quat_to_rotmat
 from ..actuators.thruster import ThrusterCfg, allocation_matrix
 from ..rotors import AIR_DENSITY, BodyWrenchWriter, InducedPower, RotorGroup, induced_power
 from ..rotors import action_to_thrust, thrust_to_action  # noqa: F401  (re-exported: the task's action mapping)
-from .quadruped import quat_to_rotmat
-from .task import BatchedTask, TaskCfg, TaskEnv
+from .task import BatchedTask, TaskCfg
+from .task_env import TaskEnv
 from .task_cfg import check_nested_cfg, check_real_fields
 
 __all__ = [
@@ -360,7 +362,7 @@ def _thruster_of(actuators: Any) -> ThrusterCfg:
     )
 
 
-class QuadrotorTask(BatchedTask):
+class QuadrotorTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's wrap_env(env) detects Gymnasium by those
     """Batched quadrotor goal reaching (see the module docstring).
 
     Attributes: ``thruster`` (the rotor group's :class:`~actuator_gym.actuators.thruster.Thruster`),
@@ -415,7 +417,8 @@ class QuadrotorTask(BatchedTask):
         self.hover_action = np.tile(thrust_to_action(self.hover_thrust, tc.thrust_range), (n, len(ROTOR_NAMES))).astype(np.float32)
         self.goals = np.zeros((n, 3))
         self.last_actions = np.zeros((n, len(ROTOR_NAMES)))
-        self._terminated = np.zeros(n, dtype=bool)
+        """The last action applied (zero after a reset), moved on once per step after the physics."""
+        self._previous = self.last_actions  # the action before the step just taken (the reward reads it)
         self.reward_terms: dict[str, np.ndarray] = {}
         self._goal_site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "goal")
         self._site_pos = self.backend.model_field("site_pos") if self._goal_site >= 0 else None
@@ -426,7 +429,6 @@ class QuadrotorTask(BatchedTask):
         if self._site_pos is not None:
             self._site_pos[env_ids, self._goal_site] = self.goals[env_ids]
         self.last_actions[env_ids] = 0.0
-        self._terminated[env_ids] = False
         qpos = np.tile(self.model.qpos0, (k, 1))
         qpos[:, 0:3] = (0.0, 0.0, cfg.geometry.init_height)
         qpos[:, 0:3] += rng.uniform(-cfg.init_pos_noise, cfg.init_pos_noise, (k, 3))
@@ -444,19 +446,24 @@ class QuadrotorTask(BatchedTask):
         pos, quat, v, w = self._base()
         return quadrotor_observation(pos, quat, v, w, self.goals, self.actions)
 
+    def run_substeps(self) -> None:
+        """The control step's physics, then the action history moved on once: :meth:`reward` and
+        :meth:`terminated` only read, in any order and as often as asked."""
+        super().run_substeps()
+        self._previous, self.last_actions = self.last_actions, self.actions.copy()
+
     def reward(self) -> np.ndarray:
-        cfg = self.cfg
         pos, quat, v, w = self._base()
-        self._terminated = quadrotor_termination(pos, quat, cfg.min_altitude, cfg.max_altitude, cfg.bounds_xy, cfg.max_tilt)
         rew, self.reward_terms = quadrotor_reward(
-            cfg.reward_cfg, self.dt, pos, quat, w, self.goals, self.actions, self.last_actions,
-            self.telemetry["rotor_mean_power"].sum(axis=1), self._terminated,
+            self.cfg.reward_cfg, self.dt, pos, quat, w, self.goals, self.actions, self._previous,
+            self.telemetry["rotor_mean_power"].sum(axis=1), self.terminated(),
         )
-        self.last_actions = self.actions.copy()
         return rew
 
     def terminated(self) -> np.ndarray:
-        return self._terminated.copy()
+        cfg = self.cfg
+        pos, quat, _, _ = self._base()
+        return quadrotor_termination(pos, quat, cfg.min_altitude, cfg.max_altitude, cfg.bounds_xy, cfg.max_tilt)
 
     def extra_info(self) -> dict[str, np.ndarray]:
         return {"goal": self.goals.copy(), "distance": np.linalg.norm(self.goals - self.backend.qpos[:, 0:3], axis=1)}
@@ -474,7 +481,7 @@ def _quat_from_euler(roll, pitch, yaw) -> np.ndarray:
 
 
 class QuadrotorEnv(TaskEnv):
-    """Single-env quadrotor: :class:`~actuator_gym.envs.task.TaskEnv` plus ``hover_action`` ``(4,)``."""
+    """Single-env quadrotor: :class:`~actuator_gym.envs.task_env.TaskEnv` plus ``hover_action`` ``(4,)``."""
 
     @property
     def hover_action(self) -> np.ndarray:

@@ -80,13 +80,14 @@ learned actuator network from a file).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import VectorEnv
 
 from .._checks import check_bool, check_interval, check_real
-from .._math import quat_to_rotmat
+from .._math import quat_rotate_inverse, quat_to_rotmat
 from ..actuators.models import DCMotorCfg, IdealPDActuatorCfg
 from ..actuators.net_models import ActuatorNetMLPCfg
 from .quadruped_model import DEFAULT_JOINT_POS, JOINT_NAMES, JOINT_RANGES, LEG_NAMES, QuadrupedGeometry, quadruped_mjcf
@@ -131,19 +132,17 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # pure vectorized functions (numpy, batch-first)
 # ---------------------------------------------------------------------------------------------
-def quat_rotate_inverse(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """World vectors ``v`` ``(N, 3)`` expressed in the body frame of ``quat`` ``(N, 4)``."""
-    return np.einsum("nji,nj->ni", quat_to_rotmat(quat), np.asarray(v, dtype=np.float64))
-
-
 def trunk_floor_clearance(base_pos: np.ndarray, base_quat: np.ndarray, half_size) -> np.ndarray:
     """Height [m] of the trunk box's lowest corner above the floor plane z = 0, ``(N,)``.
 
     For a box with half sizes ``h`` centred at ``p`` with rotation ``R``, the lowest corner is at
     ``p_z - sum_i |R[2, i]| h_i``.
     """
-    r = quat_to_rotmat(base_quat)
-    return np.asarray(base_pos)[:, 2] - np.abs(r[:, 2, :]) @ np.asarray(half_size, dtype=np.float64)
+    return _lowest_corner(np.asarray(base_pos, dtype=np.float64), quat_to_rotmat(base_quat), half_size)
+
+
+def _lowest_corner(pos: np.ndarray, rot: np.ndarray, half_size) -> np.ndarray:
+    return pos[:, 2] - np.abs(rot[:, 2, :]) @ np.asarray(half_size, dtype=np.float64)
 
 
 def sample_velocity_command(rng: Any, n: int, ranges) -> np.ndarray:
@@ -171,7 +170,7 @@ def quadruped_termination(
     pos = np.asarray(base_pos, dtype=np.float64)
     rot = quat_to_rotmat(base_quat)
     tilt = np.arccos(np.clip(rot[:, 2, 2], -1.0, 1.0))
-    clearance = pos[:, 2] - np.abs(rot[:, 2, :]) @ np.asarray(trunk_half_size, dtype=np.float64)
+    clearance = _lowest_corner(pos, rot, trunk_half_size)
     return (clearance < trunk_contact_margin) | (pos[:, 2] < min_base_height) | (tilt > max_tilt)
 
 
@@ -190,28 +189,26 @@ GO1_DAMPING = 0.5
 """[N·m·s/rad]."""
 
 
+def _go1(gains: bool = True, motor: bool = False) -> dict[str, Any]:
+    """The Go1-class fields every preset starts from: all joints, the peak torque, with ``gains``
+    the PD gains, with ``motor`` the DC motor's torque-speed line."""
+    kw: dict[str, Any] = dict(joint_names_expr=[".*"], actuator_effort_limit=GO1_EFFORT_LIMIT)
+    if gains:
+        kw.update(stiffness=GO1_STIFFNESS, damping=GO1_DAMPING)
+    if motor:
+        kw.update(saturation_effort=GO1_SATURATION_EFFORT, actuator_velocity_limit=GO1_VELOCITY_LIMIT)
+    return kw
+
+
 def go1_dc_motor_cfg(min_delay: int = 0, max_delay: int = 2, **overrides: Any) -> DCMotorCfg:
     """The default leg actuators: DC motor with a torque-speed curve and a 0..2 substep delay
     (numbers and rationale in the module docstring); ``overrides`` replace any field."""
-    kw = dict(
-        joint_names_expr=[".*"],
-        stiffness=GO1_STIFFNESS,
-        damping=GO1_DAMPING,
-        saturation_effort=GO1_SATURATION_EFFORT,
-        actuator_effort_limit=GO1_EFFORT_LIMIT,
-        actuator_velocity_limit=GO1_VELOCITY_LIMIT,
-        min_delay=min_delay,
-        max_delay=max_delay,
-    )
-    kw.update(overrides)
-    return DCMotorCfg(**kw)  # every named model takes min_delay/max_delay (a Delay part)
+    return DCMotorCfg(**{**_go1(motor=True), "min_delay": min_delay, "max_delay": max_delay, **overrides})
 
 
 def ideal_pd_cfg(**overrides: Any) -> IdealPDActuatorCfg:
     """Preset: ideal PD (same gains, effort clipped at 23.7 N·m, no torque-speed curve, no delay)."""
-    kw = dict(joint_names_expr=[".*"], stiffness=GO1_STIFFNESS, damping=GO1_DAMPING, actuator_effort_limit=GO1_EFFORT_LIMIT)
-    kw.update(overrides)
-    return IdealPDActuatorCfg(**kw)
+    return IdealPDActuatorCfg(**{**_go1(), **overrides})
 
 
 def actuator_net_cfg(network_file: str, **overrides: Any) -> ActuatorNetMLPCfg:
@@ -219,15 +216,7 @@ def actuator_net_cfg(network_file: str, **overrides: Any) -> ActuatorNetMLPCfg:
     ``allow_unsafe_checkpoint=True`` -- TorchScript) from ``network_file``, followed by the DC-motor
     clamp with the Go1-class limits (23.7 N·m, 30 rad/s). The bundled example net is
     ``configs/actuators/nets/dc_motor_mlp.onnx`` (preset ``learned_mlp``)."""
-    kw = dict(
-        joint_names_expr=[".*"],
-        network_file=network_file,
-        saturation_effort=GO1_SATURATION_EFFORT,
-        actuator_effort_limit=GO1_EFFORT_LIMIT,
-        actuator_velocity_limit=GO1_VELOCITY_LIMIT,
-    )
-    kw.update(overrides)
-    return ActuatorNetMLPCfg(**kw)
+    return ActuatorNetMLPCfg(**{**_go1(gains=False, motor=True), "network_file": network_file, **overrides})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,6 +230,7 @@ class QuadrupedCfg(TaskCfg):
     decimation: int = 4
     episode_length_s: float = 20.0
     actuators: dict[str, Any] = field(default_factory=lambda: {"legs": go1_dc_motor_cfg()})
+    action_modes = ("position",)  # the observation, the stance (action_offset) and the rewards read position targets
     action_mode: str = "position"
     action_joints: list[str] = field(default_factory=lambda: list(JOINT_NAMES))
     action_scale: float = 1.0
@@ -319,7 +309,7 @@ class QuadrupedCfg(TaskCfg):
         check_bool(self.random_yaw, "random_yaw", name)
 
 
-class QuadrupedTask(BatchedTask):
+class QuadrupedTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's wrap_env(env) detects Gymnasium by those
     """Batched quadruped velocity tracking (see the module docstring)."""
 
     cfg_cls = QuadrupedCfg
@@ -334,7 +324,8 @@ class QuadrupedTask(BatchedTask):
         self._ramp_left = np.zeros(n, dtype=np.int64)  # steps until ``commands`` equals ``command_target``
         self._ramp_steps = max(0, int(round(self.cfg.command_ramp_s / self.dt)))
         self.last_actions = np.zeros((n, self.num_actions))
-        self._terminated = np.zeros(n, dtype=bool)
+        """The action of the step before (zero after a reset), moved on once per step after the physics."""
+        self._inputs: RewardInputs | None = None  # what the step's reward reads (:meth:`_advance`)
         self.reward_terms: dict[str, np.ndarray] = {}
         self.default_joint_pos = np.asarray(self.cfg.action_offset, dtype=np.float64)
         self._jq = self.backend.joints.qpos_adr
@@ -370,7 +361,6 @@ class QuadrupedTask(BatchedTask):
         self.command_target[env_ids] = self.commands[env_ids]
         self._ramp_left[env_ids] = 0
         self.last_actions[env_ids] = 0.0
-        self._terminated[env_ids] = False
         self._last_joint_vel[env_ids] = 0.0
         self._feet_fresh[env_ids] = True
         return {"qpos": qpos, "qvel": np.zeros((k, self.model.nv))}
@@ -406,40 +396,46 @@ class QuadrupedTask(BatchedTask):
             self.default_joint_pos, self.actions, self.commands, self.cfg.obs_scales,
         )
 
-    def reward(self) -> np.ndarray:
-        cfg = self.cfg
+    def run_substeps(self) -> None:
+        """The control step's physics, then the task's own state moved on once (:meth:`_advance`):
+        :meth:`reward` and :meth:`terminated` only read, in any order and as often as asked."""
+        super().run_substeps()
+        self._advance()
+
+    def _advance(self) -> None:
+        """After the physics: the feet's contacts and air times, the reward's inputs (the command in
+        force and the previous action and joint velocity), then the histories and the command schedule."""
         self._sync_fresh_feet()
-        pos, quat, v_world, w_body = self._base()
-        self._terminated = quadruped_termination(
-            pos, quat, self._half, cfg.min_base_height, cfg.max_tilt, cfg.trunk_contact_margin
-        )
         foot_pos, foot_rot = self._foot_frames()
         self.feet.update(foot_pos, self.dt, foot_rot)
-        f = self.feet
-        jv = self.backend.joint_vel()
-        inputs = RewardInputs(
-            command=self.commands, base_lin_vel_body=quat_rotate_inverse(quat, v_world), base_ang_vel_body=w_body,
+        f, jv = self.feet, self.backend.joint_vel()
+        pos, quat, v_world, w_body = self._base()
+        self._inputs = RewardInputs(
+            command=self.commands.copy(), base_lin_vel_body=quat_rotate_inverse(quat, v_world), base_ang_vel_body=w_body,
             gravity_body=-quat_to_rotmat(quat)[:, 2, :], base_height=pos[:, 2], action=self.actions, last_action=self.last_actions,
             power=self.telemetry["energy"].sum(axis=1) / self.dt,  # mean over the substeps [W]
             effort=self.telemetry["applied_effort"], joint_pos=self.backend.joint_pos(), joint_vel=jv,
             last_joint_vel=self._last_joint_vel, default_joint_pos=self.default_joint_pos, joint_range=self._joint_range,
             foot_height=f.height, foot_speed=f.speed, contact=f.contact, touchdown_air_time=f.touchdown_air_time,
             air_time=f.air_time, contact_time=f.contact_time, last_air_time=f.last_air_time,
-            last_contact_time=f.last_contact_time,
-            first_contact=f.first_contact, terminated=self._terminated,
+            last_contact_time=f.last_contact_time, first_contact=f.first_contact, terminated=None,
         )
-        rew, self.reward_terms = quadruped_reward(cfg.reward_cfg, self.dt, inputs)
         self.last_actions = self.actions.copy()
         self._last_joint_vel = jv
-        self._resample_commands()
+        self._resample_commands(self.episode_step + 1)  # the base counts the step once its physics ran
+
+    def reward(self) -> np.ndarray:
+        if self._inputs is None:
+            raise RuntimeError("QuadrupedTask.reward: no step taken yet (the reward is of the step just taken)")
+        rew, self.reward_terms = quadruped_reward(self.cfg.reward_cfg, self.dt, replace(self._inputs, terminated=self.terminated()))
         return rew
 
-    def _resample_commands(self) -> None:
-        """Envs whose episode clock reached a multiple of ``command_resample_s`` draw a new command,
-        in force at once or reached linearly over ``command_ramp_s``."""
+    def _resample_commands(self, clock: np.ndarray) -> None:
+        """Envs whose episode clock (``clock`` [steps]) reached a multiple of ``command_resample_s``
+        draw a new command, in force at once or reached linearly over ``command_ramp_s``."""
         if not self._resample_steps:
             return
-        due = (self.episode_step > 0) & (self.episode_step % self._resample_steps == 0)
+        due = (clock > 0) & (clock % self._resample_steps == 0)
         if due.any():
             ids = np.flatnonzero(due)
             cfg = self.cfg
@@ -466,7 +462,9 @@ class QuadrupedTask(BatchedTask):
         self.commands[ids] = np.where(self._ramp_left[ids, None] == 0, b, a + (b - a) * frac)
 
     def terminated(self) -> np.ndarray:
-        return self._terminated.copy()
+        cfg = self.cfg
+        pos, quat, _, _ = self._base()
+        return quadruped_termination(pos, quat, self._half, cfg.min_base_height, cfg.max_tilt, cfg.trunk_contact_margin)
 
     def mirror_spec(self):
         """The left-right reflection of observations and actions

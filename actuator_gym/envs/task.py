@@ -38,15 +38,17 @@ step's data from ``self.actions`` (``(num_envs, num_actions)``, clipped, in acti
 ``self.episode_step`` (``(num_envs,)`` control steps since reset).
 
 Stepping. ``step(actions)`` maps actions ``(num_envs, num_actions)`` to targets of
-``cfg.action_joints`` -- ``target = action_offset + action_scale * clip(action)`` in the channel
-``cfg.action_mode`` (``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s] or ``"effort"``
-feed-forward [N·m or N]) -- holds them over the control step, and runs ``cfg.decimation``
+``cfg.action_joints`` -- ``target = action_offset + action_scale * clip(action)`` in the channels
+of ``cfg.action_mode`` (``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s], ``"effort"``
+feed-forward [N·m or N] or ``"position_velocity"``), position targets clipped into the joint range
+-- holds them over the control step, and runs ``cfg.decimation``
 substeps; every substep computes the actuators of ALL envs in one ``ActuatorCollection.compute``
 call, writes the efforts to ``qfrc_applied`` and steps every world in C. Delays count substeps.
 Actions that are non-finite or of the wrong shape raise ``ValueError`` and change nothing.
-Scale and offset (:mod:`.task_actions`): ``cfg.normalize_actions`` (None: unless ``action_scale``,
+The map is ``task.action_map``, the wrapper's (:class:`~actuator_gym.actions.ActionMap`: the same
+modes, defaults and clipping): ``cfg.normalize_actions`` (None: unless ``action_scale``,
 ``action_offset`` or ``action_bounds`` is given) makes the action space ``Box(-1, 1)`` mapped onto
-each joint's reachable targets (joint range, or +-the actuator's limit; :mod:`actuator_gym.actions`);
+each joint's reachable targets (joint range, or +-the actuator's limit);
 ``task.action_scale`` / ``task.action_offset`` ``(num_actions,)`` hold the mapping in force.
 ``add_substep_callback(fn)`` registers ``fn(task, substep_index)`` called after every substep
 (recorders, per-substep tests).
@@ -55,7 +57,7 @@ Episodes last ``round(cfg.episode_length_s / dt)`` control steps, or ``max_episo
 (``truncated``; ``cfg.random_episode_start``: the first episodes at random clocks). Autoreset follows ``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step
 after an episode ends resets that env, its action is ignored, reward 0), ``SAME_STEP`` (ended envs
 reset in the same step; ``info["final_obs"]`` (object array) / ``info["final_info"]`` hold their last
-obs and info; chosen by the task itself when skrl's wrapper resets it) or ``DISABLED`` (call
+obs and info; what skrl's vectorized wrapper assumes: pass it explicitly) or ``DISABLED`` (call
 ``reset(options={"reset_mask": mask})`` yourself; stepping an ended env raises ``AssertionError``,
 as in ``SyncVectorEnv``). Conventions: :mod:`actuator_gym.envs.task_conventions`.
 
@@ -82,7 +84,7 @@ draws during steps: ``self.streams.for_envs(ids)``). Resetting env ``i`` re-draw
   this step (MuJoCo reset their worlds: ``backend.diverged()``); their episodes truncate.
 Every info has the same keys (torchrl stacks them); only the masks change.
 
-Single env: :class:`TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
+Single env: :class:`~actuator_gym.envs.task_env.TaskEnv` wraps a task built with ``num_envs=1`` as a ``gymnasium.Env``
 (``unwrapped.model``, ``unwrapped.data``, ``unwrapped.dt``). Registration:
 ``register_task("pkg/MyTask-v0", "pkg.module:MyTask")`` registers both the single-env
 ``entry_point`` and the ``vector_entry_point``, so ``gymnasium.make_vec(id, num_envs=N)``
@@ -111,20 +113,20 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .._checks import check_bool, check_num_envs, is_int, real_array
+from .._checks import check_num_envs, is_int, real_array
 from ..collection import ActuatorCollection
 from ..episode_stats import EpisodeStats, with_episode_scalars
 from ..groups import ActuatorGroups, split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
-from ..substep import SubstepEngine, TorchJointState
-from .task_actions import action_info, task_actions
+from ..rig.native import NativeSide, group_execution, resolve_execution
+from ..rig.substep import SubstepEngine, TorchJointState
+from .task_actions import action_info, task_action_map
 from .task_info import masked_info, vector_info, with_finals
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
-from .task_conventions import (LimitedSpec, SubEnvCalls, adopt_caller_conventions, check_not_ended, episode_limit,
-                               list_vector_env_base, random_episode_clocks)
-from .task_execution import group_execution, refuse_native_only, TaskNative, task_execution
+from .task_conventions import (LimitedSpec, SubEnvCalls, check_not_ended, check_open, episode_limit, library_conventions,
+                               random_episode_clocks)
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
 from .task_cfg import autoreset_mode as _autoreset_mode
 
@@ -132,10 +134,6 @@ __all__ = [
     "TaskCfg",
     "ModelFieldRandomization",
     "BatchedTask",
-    "TaskEnv",
-    "register_task",
-    "make_task_env",
-    "make_task_vec",
 ]
 
 class BatchedTask(VectorEnv, SubEnvCalls):
@@ -149,7 +147,9 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         seed: seed of the construction-time reset as ``reset(seed=...)`` takes it (env ``i``: ``s + i``).
         max_episode_steps: Gymnasium's episode limit [control steps] (``make_vec(id, max_episode_steps=K)``);
             episodes truncate after ``min(K, round(episode_length_s / dt))`` steps; None / -1: no extra limit.
-        flat_info: info as flat ``"actuator/..."`` keys (torchrl's reader; set by itself when torchrl resets it).
+        flat_info: info as flat ``"actuator/..."`` keys (torchrl's reader needs them: ``GymEnv(id, num_envs=N, flat_info=True)``).
+        skrl_episode_info: the finished episodes' actuator statistics also as skrl's ``info["episode"]`` scalars
+            (needs ``autoreset_mode=SAME_STEP``, which skrl's trainers assume; :mod:`.task_conventions`).
         backend: ``"mujoco"`` (batched CPU MuJoCo, default), ``"mujoco_warp"`` or ``"newton"`` (``docs/backends.md``).
         device: ``"cpu"`` (default) or ``"cuda[:N]"`` (Warp backends only): where the physics
             state and the actuator collection live.
@@ -165,10 +165,6 @@ class BatchedTask(VectorEnv, SubEnvCalls):
     actuator_dtype: torch.dtype = torch.float32  # the joint groups' dtype (explicit arithmetic; a subclass may set float64)
     past_end_raises: bool = True  # DISABLED: stepping an ended env raises (TaskEnv clears it: single envs go on)
 
-    def __init_subclass__(cls, **kwargs: Any):
-        super().__init_subclass__(**kwargs)
-        list_vector_env_base(cls)  # skrl's wrap_env detects Gymnasium by direct base classes
-
     def __init__(
         self,
         num_envs: int = 1,
@@ -179,6 +175,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         seed: int | None = None,
         max_episode_steps: int | None = None,
         flat_info: bool = False,
+        skrl_episode_info: bool = False,
         backend: str = "mujoco",
         device: str = "cpu",
         execution: str = "explicit",
@@ -192,14 +189,14 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         num_envs = check_num_envs(num_envs, owner)
         seeds = env_seeds(seed, num_envs, owner)
         mode = _autoreset_mode(autoreset_mode, owner)
-        self.execution = task_execution(execution, backend, owner)  # what runs (docs/native.md; resolved below)
+        self.execution = resolve_execution(execution, backend, owner)  # what runs (docs/native.md; resolved below)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"{type(self).__name__}: render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg = resolve_cfg(self.cfg_cls, cfg, overrides)
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self.autoreset_mode = mode
-        self.flat_info = check_bool(flat_info, "flat_info", owner)
+        self.flat_info, self.skrl_episode_info = library_conventions(flat_info, skrl_episode_info, mode, owner)
 
         xml = cfg.model_xml()
         try:
@@ -213,10 +210,10 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.decimation = int(cfg.decimation)
         self.dt = self.physics_dt * self.decimation
         self.max_episode_steps = episode_limit(cfg.episode_length_s, self.dt, max_episode_steps, owner)
-        self.native = early = None  # the native side (envs.task_execution.TaskNative), when not explicit
+        self.native = early = None  # the native side (rig.native.NativeSide), when some group runs natively
         if self.execution != "explicit":  # the groups first, compiled into the backend's model
-            early = self._joint_collection(joint_cfgs, seeds, TaskNative.joint_names(self.model), torch.device("cpu"))
-            native = TaskNative(early, rotor_cfgs, self.model, xml, self.execution, owner, backend)
+            early = self._joint_collection(joint_cfgs, seeds, NativeSide.joint_names(self.model), torch.device("cpu"))
+            native = NativeSide.for_task(early, rotor_cfgs, self.model, xml, self.execution, owner, backend)
             self.native, self.execution, self.model = (native if native.active else None), native.execution, native.model
         self.backend = make_backend(backend, self.model, self.num_envs, device, mjcf=xml, nthread=cfg.nthread)
         if self.native is not None:
@@ -226,8 +223,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self._on_device = self.device.type != "cpu" and self.native is None  # CUDA: collection on the GPU
         self.joint_names = self.backend.joint_names
         self.collection = early if early is not None else self._joint_collection(joint_cfgs, seeds, self.joint_names, self.device)
-        refuse_native_only(self.collection, self.execution, owner)  # DC-motor extras that run natively only
-        self.group_execution = group_execution(self.collection, rotor_cfgs, self.native)  # {group: native | explicit}
+        # {group: native | explicit}; an explicit task refuses DC-motor extras that run natively only
+        self.group_execution = group_execution(self.collection, rotor_cfgs, self.native, self.execution, owner)
         """The joint groups (None: the task has only rotor groups)."""
         self.rotors = None if not rotor_cfgs else RotorGroups(
             [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],
@@ -240,21 +237,16 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self._field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
 
         n = self.num_envs
-        if self.collection is not None:
-            self._cmd_t = getattr(self.collection.target_command, cfg.action_mode)
-            self._cmd = self._cmd_t.cpu().numpy() if self._on_device else self._cmd_t.numpy()
         self.actions = np.zeros((n, self.num_actions))
         self.episode_step = np.zeros(n, dtype=np.int64)
         self.engine = self._make_engine()
-        """The substep engine running the actuators every substep (:mod:`actuator_gym.substep`)."""
+        """The substep engine running the actuators every substep (:mod:`actuator_gym.rig.substep`)."""
         self.telemetry = {k: np.zeros_like(v) for k, v in self.engine.telemetry().items()}
         """The last control step's telemetry (joints: :data:`~actuator_gym.substep.TELEMETRY`; rotors:
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
         self.episode_stats = EpisodeStats.of(n, self.collection, self.rotors)  # info["actuator_episode"]
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset, self.physics_diverged = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)  # info["physics_diverged"]
-        self.skrl_episode_info = False
-        """Add skrl's ``info["episode"]`` scalars (set when skrl's wrapper resets the task: task_conventions)."""
         self.parameters_changed = np.zeros(n, dtype=bool)
         """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
         self.streams, self._field_streams = (EnvStreams(n, derive_seeds(seeds, t), owner=owner) for t in (TASK_STREAM, FIELD_STREAM))
@@ -302,8 +294,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
     # -- public API ---------------------------------------------------------------------------
     @property
     def num_actions(self) -> int:
-        """Joint actions, then one per rotor."""
-        return len(self.action_joint_ids) + (self.rotors.num_rotors if self.rotors is not None else 0)
+        """Joint actions (one per action joint and channel), then one per rotor."""
+        return self.action_map.num_actions
 
     def rotor_group(self, name: str, cfg: Any, seed: np.ndarray) -> RotorGroup:
         """The :class:`~actuator_gym.rotors.RotorGroup` of rotor group ``name`` (a ``ThrusterCfg``;
@@ -350,7 +342,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         """Reset all envs, or those of ``options["reset_mask"]`` ((num_envs,) bool). ``seed`` re-seeds
         every env (an int ``s`` in ``[0, 2**64)``: env ``i`` gets ``s + i``; or ``[s0, s1, ...]``, one
         int or None per env). Everything is validated before anything changes."""
-        self._check_open("reset")
+        check_open(self, "reset")
         owner = f"{type(self).__name__}.reset"
         if seed is not None:  # validated, and a list's None entries resolved, before anything changes
             seeds = env_seeds(seed, self.num_envs, owner)
@@ -368,7 +360,6 @@ class BatchedTask(VectorEnv, SubEnvCalls):
                     f"({self.num_envs},), got {mask.dtype} {mask.shape}"
                 )
             ids = np.flatnonzero(mask)
-        adopt_caller_conventions(self)  # skrl: SAME_STEP; torchrl: flat info
         if seed is not None:
             self._reseed(seed)
         self._reset_envs(ids, full=mask is None)
@@ -386,12 +377,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.actuators.seed(seeds)
         self._np_random, self._np_random_seed = gym_np_random(seed, seeds)
 
-    def _check_open(self, what: str) -> None:
-        if self.closed:
-            raise ValueError(f"{type(self).__name__}: {what}() called after close(); make a new env")
-
     def step(self, actions: Any):
-        self._check_open("step")
+        check_open(self, "step")
         if self.autoreset_mode == AutoresetMode.DISABLED and self.past_end_raises:
             check_not_ended(self._autoreset, f"{type(self).__name__}.step")
         a = self._check_actions(actions)
@@ -400,13 +387,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if self.cfg.clip_actions:
             a = np.clip(a, self._act_low, self._act_high)
         self.actions = a
-        nj = len(self.action_joint_ids)
-        if self.collection is not None:
-            self._cmd[:, self.action_joint_ids] = self._offset + self._scale * a[:, :nj]
-            if self._on_device:
-                self._cmd_t.copy_(torch.from_numpy(self._cmd))
-        if self.rotors is not None:
-            self.rotors.set_actions(a[:, nj:])
+        self.action_map.write(a)
         self.run_substeps()
         self.episode_step += 1
         self.physics_diverged[:] = self.backend.diverged()  # MuJoCo reset those worlds: their episodes end
@@ -436,7 +417,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
                 self._reset_envs(np.flatnonzero(done))
                 obs = self._observe_checked()
                 info = with_finals(self._info(stepped=stepped, reset=done), final_obs, final_info, done)
-                if self.skrl_episode_info:  # stepped by skrl's own wrapper: its trainers track info["episode"]
+                if self.skrl_episode_info:  # skrl's trainers track info["episode"]
                     info = with_episode_scalars(info)
         else:  # DISABLED: ended envs must be reset before their next step
             obs = self._observe_checked()
@@ -463,27 +444,26 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         ``["actuator"]["parameters"]`` for those envs, and the new nominal over later resets
         (docs/actuators.md, "Changing parameters at run time")."""
         self.actuators.set_parameter(group, name, value, env_ids=env_ids, joint_ids=joints)
-        if self.native is not None:
-            self.native.parameters_changed(None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu()))
+        self.engine.parameters_changed(None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu()))
         self.parameters_changed[slice(None) if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())] = True
 
     # -- internals ----------------------------------------------------------------------------
     def _setup_actions(self) -> None:
-        """The action mapping (:func:`~actuator_gym.envs.task_actions.task_actions`)."""
-        m = task_actions(self)
-        self._action_map, self.action_joint_ids, nj = m, m.joint_ids, len(m.joint_ids)
-        self._scale, self._offset = m.scale[:nj], m.offset[:nj]
-        self._act_low, self._act_high, self._action_names = m.low, m.high, m.names
+        """The action map (:class:`~actuator_gym.actions.ActionMap`), writing into the joint groups' targets."""
+        self.action_map = m = task_action_map(self)
+        """The action map (:mod:`actuator_gym.actions`: the wrapper's rules)."""
+        m.bind(None if self.collection is None else self.collection.target_command)
+        self.action_joint_ids, self._act_low, self._act_high = m.joint_ids, m.low, m.high
 
     @property
     def action_scale(self) -> np.ndarray:
         """``(num_actions,)`` target units per action unit, per action element (a copy)."""
-        return self._action_map.scale.copy()
+        return self.action_map.scale.copy()
 
     @property
     def action_offset(self) -> np.ndarray:
         """``(num_actions,)`` the target of action 0, per action element (a copy)."""
-        return self._action_map.offset.copy()
+        return self.action_map.offset.copy()
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, self.num_actions)
@@ -498,11 +478,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         bad = ~np.isfinite(a)
         if bad.any():
             e, j = np.argwhere(bad)[0]
-            what = self._action_names[j]
-            what = what if what.startswith("rotor") else f"joint '{what}'"
-            raise ValueError(
-                f"{type(self).__name__}.step: actions[{e}, {j}] ({what}) is {a[e, j]} (non-finite); nothing was stepped"
-            )
+            raise ValueError(f"{type(self).__name__}.step: actions[{e}, {j}] ({self.action_map.labels[j]}) is {a[e, j]} "
+                             "(non-finite); nothing was stepped")
         return a
 
     def run_substeps(self) -> None:
@@ -514,34 +491,18 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         override must still call :meth:`notify_substep` after every substep so substep callbacks
         keep working.
         """
-        engine, be = self.engine, self.backend
-        last = self.decimation - 1
-        # the pass that makes the derived fields current after every step: for the mass-matrix terms
-        # (it then runs inside the step) and for rotor writers that read body orientations
-        every = engine.mass_ids is not None or (self.rotors is not None and self.rotors.needs_derived)
-        if self.native is not None:  # every substep of every world in one engine call (docs/native.md)
-            self.native.run(engine)
-        elif self._on_device:
-            engine.run(lambda k: be.step(derived=every, graph=engine.capture_physics), self.notify_substep)
-        else:
-            engine.run(lambda k: be.step(derived=every or k == last), self.notify_substep)
-        for key, value in engine.telemetry().items():
+        self.engine.advance(after=self.notify_substep)  # whatever runs (explicit, captured, native, mixed)
+        for key, value in self.engine.telemetry().items():
             self.telemetry[key][:] = value
 
     def _make_engine(self) -> SubstepEngine:
-        """The engine over this task's backend: numpy views on CPU; on a device, torch views and
-        the actuator part replayed from a CUDA graph where the collection allows it."""
-        be = self.backend
-        parts = [self.rotors] if self.rotors is not None else []
-        if not self._on_device or self.collection is None:  # rotors: host numpy, writes through host views
-            engine = SubstepEngine(self.collection, be, self.physics_dt, self.decimation, participants=parts,
-                                   native=None if self.native is None else self.native.actuators)
-            engine.capture_physics = self._on_device
-            return engine
-        engine = SubstepEngine(self.collection, TorchJointState(be, self.collection.applied_effort), self.physics_dt,
-                               self.decimation, participants=parts, capture="auto")
-        engine.capture_physics = True  # the backend replays its physics substep from a Warp graph
-        return engine
+        """The engine over this task's backend: numpy views on CPU (and native groups); on a device,
+        torch views, the actuator part replayed from a CUDA graph where the collection allows it."""
+        be, coll, on_device = self.backend, self.collection, self._on_device
+        state = TorchJointState(be, coll.applied_effort) if on_device and coll is not None else be
+        return SubstepEngine(coll, state, self.physics_dt, self.decimation, native=self.native,
+                             participants=[self.rotors] if self.rotors is not None else [],
+                             capture="auto" if on_device else None)
 
     def _reset_envs(self, ids: np.ndarray, full: bool = False) -> None:  # full: every env, no reset_mask
         ids = np.asarray(ids, dtype=np.int64)
@@ -551,7 +512,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             fr.apply(ids, self._field_streams)
         if any(fr.needs_const for fr in self._field_rands):
             self.backend.set_const(ids)
-        self.actuators.reset(torch.from_numpy(ids).to(self.device if self.native is None else "cpu"))
+        self.actuators.reset(torch.from_numpy(ids).to(self.device if self._on_device else "cpu"))
         state = self.sample_reset(ids, self.streams.for_envs(ids)) or {}
         unknown = set(state) - {"qpos", "qvel", "act"}
         if unknown:
@@ -560,10 +521,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if qpos is None:
             qpos = np.broadcast_to(self.model.qpos0, (len(ids), self.model.nq))
         self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
-        if self.native is not None:  # the values in force into the worlds' fields; histories at the next step
-            self.native.reset(ids)
-        if self.collection is not None:
-            self._reset_targets(ids)
+        self.engine.reset_envs(ids)  # native groups: the values in force into the worlds' fields
+        self.action_map.reset(ids)  # the joint targets (rotor groups hold their own)
         self.actions[ids] = 0.0
         start = full and self.cfg.random_episode_start  # the clocks drawn after the state, from the same streams
         self.episode_step[ids] = random_episode_clocks(self.streams, ids, self.max_episode_steps) if start else 0
@@ -572,20 +531,6 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             v[ids] = 0
         self._autoreset[ids] = self.physics_diverged[ids] = False
 
-    def _reset_targets(self, ids: np.ndarray) -> None:
-        """Joint targets of ``ids`` back to the zero-action command (rotor groups hold their own)."""
-        tc = self.collection.target_command
-        for buf in (tc.position, tc.velocity, tc.effort):
-            if self._on_device:
-                buf[torch.from_numpy(ids).to(self.device)] = 0.0
-            else:
-                buf.numpy()[ids] = 0.0
-        if self._on_device:
-            self._cmd[ids] = 0.0
-        self._cmd[np.ix_(ids, self.action_joint_ids)] = self._offset
-        if self._on_device:
-            self._cmd_t.copy_(torch.from_numpy(self._cmd))
-
     def _observe_checked(self) -> np.ndarray:
         obs = np.array(self.observe(), dtype=np.float32)  # fresh copy
         if obs.ndim != 2 or obs.shape[0] != self.num_envs:
@@ -593,8 +538,5 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         return obs
 
     def _info(self, stepped: np.ndarray, reset: np.ndarray, ended: np.ndarray | None = None) -> dict[str, Any]:
-        return {**vector_info(self, stepped, reset, ended), **action_info(self._action_map, reset)}
+        return {**vector_info(self, stepped, reset, ended), **action_info(self.action_map, reset)}
 
-
-# the single env and the registration live beside this module (task_env.py); re-exported here
-from .task_env import TaskEnv, make_task_env, make_task_vec, register_task  # noqa: E402

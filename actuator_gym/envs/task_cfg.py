@@ -13,7 +13,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -29,14 +29,12 @@ from .._checks import (
     is_int,
     real_array,
 )
-from ..actions import use_normalized
+from ..actions import ACTION_MODES, check_action_mode, given_options, use_normalized
 from ..randomization import Distribution
-from .task_actions import given_action_options
 from ..streams import EnvStreams
 
 __all__ = ["TaskCfg", "ModelFieldRandomization", "resolve_cfg", "check_real_fields", "check_nested_cfg"]
 
-_ACTION_MODES = ("position", "velocity", "effort")
 MAX_DECIMATION = 2**16
 """Largest ``decimation`` [substeps per control step]."""
 MAX_NTHREAD = 4096
@@ -100,25 +98,33 @@ class TaskCfg:
     truncation moves too); leave False for evaluation (it shortens the first episodes)."""
     actuators: dict[str, Any] = field(default_factory=dict)
     """``{group name: actuator config}`` over the model's 1-DOF joints (see ``ActuatorCollection``)."""
+    action_modes: ClassVar[tuple[str, ...]] = ACTION_MODES
+    """The action modes the task supports: all of them, unless its observation or reward reads the
+    actions as one kind of target (the quadruped: position targets about its stance)."""
     action_mode: str = "position"
-    """``"position"`` [rad or m], ``"velocity"`` [rad/s or m/s] or ``"effort"`` [N·m or N]: what an action sets."""
+    """What an action sets (:data:`~actuator_gym.actions.ACTION_MODES`, the wrapper's): ``"position"``
+    [rad or m], ``"velocity"`` [rad/s or m/s], ``"effort"`` [N·m or N] targets, or
+    ``"position_velocity"`` (action ``[positions..., velocities...]``)."""
     action_joints: list[str] = field(default_factory=lambda: [".*"])
     """Regexes (full match) of the joints the policy commands, in model order; must be actuated."""
     normalize_actions: bool | None = None
     """True: the action space is ``Box(-1, 1)``, mapped onto each action joint's reachable targets
     (position: the joint range, unlimited joints ``default pose +- pi rad`` (1 m); velocity / effort:
-    ``+-actuator_velocity_limit`` / ``+-actuator_effort_limit``, 1 target unit per action unit where
-    the limit is infinite or randomized); see :mod:`actuator_gym.actions`. False: ``action_scale``,
-    ``action_offset``, ``action_bounds`` below. None (default): True unless one of those is given."""
+    ``+-actuator_velocity_limit`` / ``+-actuator_effort_limit``, the explicit default scale below
+    where the limit is infinite or randomized). False: ``action_scale``, ``action_offset``,
+    ``action_bounds`` below. None (default): True unless one of those is given. The rules are
+    :class:`~actuator_gym.actions.ActionMap`'s, the wrapper's too."""
     action_scale: float | Sequence[float] | None = None
-    """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar or
-    per action joint; None: 1 (or normalized, above)."""
+    """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar, per
+    action element or per action joint; None: normalized (above), else the mode's default (position
+    0.5 rad (m), velocity 5 rad/s (m/s), effort the model motor's ``gear * max|ctrlrange|``, else 1)."""
     action_offset: float | Sequence[float] | str | None = None
-    """[target unit]: scalar, per action joint, or ``"default"`` (the model's default joint pose);
-    None: 0 (or normalized, above)."""
+    """[target unit]: scalar, per action element or per action joint; None or ``"default"``: normalized
+    (above), else the mode's default (position: the model's default joint pose; velocity, effort: 0)."""
     action_bounds: tuple[float, float] | None = None
     """(low, high) [action units] of the action space; None: normalized (above), else from the joint
-    range (position mode; ``offset +- pi`` for unlimited hinges, ``+- 1 m`` for slides) or ``[-1, 1]``."""
+    range (position channel; ``offset +- pi`` for unlimited hinges, ``+- 1 m`` for slides) or ``[-1, 1]``.
+    Position targets are clipped into the joint range whatever the bounds."""
     clip_actions: bool = True
     """Clip actions to the action space before mapping them to targets."""
     model_randomization: list[ModelFieldRandomization] = field(default_factory=list)
@@ -157,8 +163,7 @@ class TaskCfg:
         check_int(self.decimation, "decimation [substeps]", name, low=1, high=MAX_DECIMATION)
         check_real(self.episode_length_s, "episode_length_s [s]", name, low=0.0, low_open=True)
         check_bool(self.random_episode_start, "random_episode_start", name)
-        if not isinstance(self.action_mode, str) or self.action_mode not in _ACTION_MODES:
-            raise ValueError(f"{name}: action_mode must be one of {_ACTION_MODES}, got {self.action_mode!r}")
+        check_action_mode(self.action_mode, name, self.action_modes)
         if not isinstance(self.actuators, Mapping) or not self.actuators:
             raise ValueError(f"{name}: actuators must be a non-empty {{group: actuator cfg}} mapping")
         joints = [self.action_joints] if isinstance(self.action_joints, str) else self.action_joints
@@ -173,7 +178,8 @@ class TaskCfg:
         if self.action_bounds is not None:
             check_interval(self.action_bounds, "action_bounds", name, strict=True, allow_inf=True)
         check_bool(self.clip_actions, "clip_actions", name)
-        use_normalized(self.normalize_actions, given_action_options(self), name)  # True + a given option: refused
+        use_normalized(self.normalize_actions, given_options(self.action_scale, self.action_offset, self.action_bounds),
+                       name)  # True + a given option: refused
         if not isinstance(self.model_randomization, (list, tuple)) or not all(
             isinstance(m, ModelFieldRandomization) for m in self.model_randomization
         ):

@@ -10,55 +10,38 @@ view):
 * :func:`check_not_ended`: in ``AutoresetMode.DISABLED`` a sub-environment whose episode ended must
   be reset before it is stepped again; stepping it raises ``AssertionError`` as Gymnasium's
   ``SyncVectorEnv`` / ``AsyncVectorEnv`` do, before anything is stepped.
-* :func:`list_vector_env_base`: every task class lists ``gymnasium.vector.VectorEnv`` among its
-  direct bases, so libraries that detect Gymnasium envs by their class's direct bases (skrl's
-  ``wrap_env``) find it; the MRO is unchanged.
-* :func:`built_for_torchrl_workers`: a single env built by Gymnasium's ``AsyncVectorEnv`` in a
-  process where torchrl is loaded is one of torchrl's ``GymEnv(id, num_envs=N)`` sub-envs (torchrl
-  builds its own ``AsyncVectorEnv``, in spawned workers that re-import the user's script): its info
-  is made flat (``flat_info=True``, logged), as torchrl's reader needs.
 * :class:`SubEnvCalls`: ``call`` / ``get_attr`` / ``set_attr`` answered as ``SyncVectorEnv`` does
   (skrl's trainers ``call("render")`` every step).
-* :func:`adopt_caller_conventions`: what the library resetting the task expects, detected from the
-  caller of ``reset`` (logged once per env):
+* :func:`check_open`: ``reset`` / ``step`` after ``close`` refused.
+* :func:`library_conventions`: the keywords an RL library needs, explicit and checked; nothing is
+  inferred from who builds, resets or steps the env (docs/adapters.md):
 
-  - skrl's Gymnasium wrapper resets a vector env once and then feeds the observation of every
-    ``step`` straight into the next action (SAME_STEP semantics): the task switches itself to
-    ``AutoresetMode.SAME_STEP``, and adds the finished episodes' actuator statistics to
+  - ``autoreset_mode=SAME_STEP`` (Gymnasium's keyword): what skrl's vectorized wrapper assumes (it
+    feeds the observation of every ``step`` straight into the next action);
+    ``skrl_episode_info=True`` (needs SAME_STEP) adds the finished episodes' actuator statistics to
     ``info["episode"]`` as the scalar tensors skrl's trainers track
     (:func:`~actuator_gym.episode_stats.with_episode_scalars`).
-  - torchrl's ``GymWrapper`` reads a vector env's info with a reader that takes only flat entries
-    (a nested dict becomes a leaf spec and its check fails): the task's info becomes flat, one
-    ``"actuator/computed_effort"``-style key (with its ``"_..."`` mask) per nested entry
-    (:func:`~actuator_gym.envs.task_info.flat_info`).
+  - ``flat_info=True``: flat ``"actuator/computed_effort"``-style keys (with their ``"_..."`` masks)
+    instead of nested dicts, which torchrl's info reader needs
+    (:func:`~actuator_gym.envs.task_info.flat_info`); torchrl's ``GymEnv(id, num_envs=N,
+    flat_info=True)`` hands the keyword to every sub-env it builds.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import sys
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import AutoresetMode
 
-from .._checks import is_int
+from .._checks import check_bool, is_int
 
-__all__ = ["episode_limit", "random_episode_clocks", "LimitedSpec", "check_not_ended", "list_vector_env_base", "adopt_caller_conventions",
-           "SubEnvCalls", "built_for_torchrl_workers"]
+__all__ = ["episode_limit", "random_episode_clocks", "LimitedSpec", "check_not_ended", "check_open", "library_conventions",
+           "SubEnvCalls"]
 
 MAX_EPISODE_STEPS = 2**62
 """Largest episode length [control steps]."""
-
-SKRL_GYMNASIUM_WRAPPERS = ("skrl.envs.wrappers.torch.gymnasium_envs", "skrl.envs.wrappers.jax.gymnasium_envs")
-"""Modules of skrl's Gymnasium wrappers (torch and jax): a reset called from them switches a task to SAME_STEP."""
-GYMNASIUM_ASYNC = "gymnasium.vector.async_vector_env"
-"""Module of Gymnasium's ``AsyncVectorEnv`` (its dummy env and its workers build the sub-envs there)."""
-TORCHRL_GYM_LIKE = "torchrl.envs.gym_like"
-"""Module of torchrl's ``GymLikeEnv`` (``GymWrapper`` / ``GymEnv``): a reset called from it makes a task's info flat."""
-
-logger = logging.getLogger(__name__)
 
 
 def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, owner: str) -> int:
@@ -120,39 +103,23 @@ def check_not_ended(ended: np.ndarray, owner: str) -> None:
         )
 
 
-def list_vector_env_base(cls: type) -> None:
-    """Put ``gymnasium.vector.VectorEnv`` among ``cls``'s direct bases (last), where it is not;
-    ``cls`` already derives from it, so the MRO and ``isinstance`` stay what they were."""
-    if VectorEnv not in cls.__bases__:
-        cls.__bases__ = (*cls.__bases__, VectorEnv)
+def check_open(env: Any, what: str) -> None:
+    """Refuse ``what()`` (``"reset"``, ``"step"``) on ``env`` (a task) after its ``close()``."""
+    if env.closed:
+        raise ValueError(f"{type(env).__name__}: {what}() called after close(); make a new env")
 
 
-def adopt_caller_conventions(task: Any) -> None:
-    """Adapt ``task`` to the library whose code called its ``reset`` (the first frame up that is not
-    a method of ``task``, so overrides calling ``super().reset`` count too): skrl's Gymnasium
-    wrapper -> SAME_STEP; torchrl's ``GymLikeEnv`` -> flat info. Only a direct call counts: a
-    Gymnasium vector wrapper between them (or actuator-gym's ``SameStepAutoreset``) keeps its own
-    view of the env. Each switch happens (and is logged) once."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_locals.get("self") is task:
-        frame = frame.f_back
-    caller = frame.f_globals.get("__name__") if frame is not None else None
-    if caller in SKRL_GYMNASIUM_WRAPPERS:
-        task.skrl_episode_info = True  # the episode statistics as skrl's trainers track them
-    if caller in SKRL_GYMNASIUM_WRAPPERS and task.autoreset_mode != AutoresetMode.SAME_STEP:
-        logger.warning(
-            "%s: reset by skrl's GymnasiumWrapper, which feeds step()'s observation straight into the next "
-            "action; switching autoreset_mode %s -> SAME_STEP (finished episodes' last observations are in "
-            "info['final_obs'])", type(task).__name__, task.autoreset_mode.name,
+def library_conventions(flat_info: Any, skrl_episode_info: Any, mode: AutoresetMode, owner: str) -> tuple[bool, bool]:
+    """``(flat_info, skrl_episode_info)`` checked (module doc): bools; ``skrl_episode_info=True``
+    needs ``autoreset_mode`` (``mode``) SAME_STEP, the semantics skrl's trainers assume."""
+    flat, skrl = check_bool(flat_info, "flat_info", owner), check_bool(skrl_episode_info, "skrl_episode_info", owner)
+    if skrl and mode != AutoresetMode.SAME_STEP:
+        raise ValueError(
+            f"{owner}: skrl_episode_info=True is for skrl's trainers, which feed step()'s observation straight into "
+            f"the next action (SAME_STEP semantics); pass autoreset_mode=AutoresetMode.SAME_STEP with it, got "
+            f"autoreset_mode={mode.name}"
         )
-        task.autoreset_mode = AutoresetMode.SAME_STEP
-        task.metadata["autoreset_mode"] = AutoresetMode.SAME_STEP
-    elif caller == TORCHRL_GYM_LIKE and not task.flat_info:
-        logger.warning(
-            "%s: reset by torchrl, whose info reader takes flat entries only; info is now flat "
-            "('actuator/computed_effort', ...)", type(task).__name__,
-        )
-        task.flat_info = True
+    return flat, skrl
 
 
 class SubEnvCalls:
@@ -188,17 +155,3 @@ class SubEnvCalls:
             values = values[0]
         setattr(self, name, values)
 
-
-def built_for_torchrl_workers() -> bool:
-    """Whether the env being built is a sub-env of Gymnasium's ``AsyncVectorEnv`` (a frame of its
-    module up the stack: its dummy env or a worker) in a process where torchrl is loaded: torchrl's
-    ``GymEnv(id, num_envs=N)`` (module doc). Then ``make_task_env`` gives the env flat info unless
-    the user set ``flat_info`` (``flat_info=False`` keeps the nested format in such a process)."""
-    if "torchrl" not in sys.modules:
-        return False
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_globals.get("__name__") == GYMNASIUM_ASYNC:
-            return True
-        frame = frame.f_back
-    return False

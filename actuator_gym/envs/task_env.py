@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import Any
 
 import gymnasium as gym
@@ -11,11 +10,8 @@ from gymnasium.vector import AutoresetMode
 
 from .._checks import check_seed, real_array
 from .task import BatchedTask
-from .task_conventions import LimitedSpec
-from .task_conventions import built_for_torchrl_workers
+from .task_conventions import LimitedSpec, check_open
 from .task_info import env_info
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["TaskEnv", "make_task_env", "make_task_vec", "register_task"]
 
@@ -63,7 +59,7 @@ class TaskEnv(gym.Env):
         self.task.backend.data(0, self.data)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        self.task._check_open("reset")
+        check_open(self.task, "reset")
         check_seed(seed, f"{type(self).__name__}.reset")  # before Gymnasium's own seeding sees it
         super().reset(seed=seed)
         obs, info = self.task.reset(seed=seed, options=options)
@@ -71,7 +67,7 @@ class TaskEnv(gym.Env):
         return obs[0].copy(), env_info(info, 0, ended=False)
 
     def step(self, action: Any):
-        self.task._check_open("step")
+        check_open(self.task, "step")
         a = real_array(action, "action", "TaskEnv.step")
         if a.shape != self.action_space.shape:
             raise ValueError(f"TaskEnv.step: action must have shape {self.action_space.shape}, got {a.shape}")
@@ -104,10 +100,6 @@ def make_task_env(task_cls: type | str, env_cls: type | str | None = None, **kwa
     (``env_cls``: :class:`TaskEnv` or a subclass, or a lazy ``"module:Class"`` string). ``gymnasium.make``
     applies its own ``max_episode_steps`` with ``TimeLimit``; given here, it goes to the task."""
     kwargs.setdefault("autoreset_mode", AutoresetMode.DISABLED)
-    if "flat_info" not in kwargs and built_for_torchrl_workers():  # torchrl's GymEnv(id, num_envs=N)
-        logger.warning("a sub-env of an AsyncVectorEnv with torchrl loaded (torchrl's GymEnv(id, num_envs=N)): flat "
-                       "info ('actuator/computed_effort', ...), which torchrl's reader needs; pass flat_info=False to keep it nested")
-        kwargs["flat_info"] = True
     if env_cls is None:
         env_cls = TaskEnv
     elif isinstance(env_cls, str):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..actuators.asset import JOINT_PROPERTY_FIELDS
 from ..backends.mujoco import one_dof_joint_names
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
 
@@ -26,9 +27,9 @@ def write_joint_properties(model: Any, joint_cfgs: Mapping[str, Any], backend: s
     writes = plan_joint_properties(model, joint_cfgs, one_dof_joint_names(model), owner)
     if writes and backend in _FROM_MJCF_TEXT:
         groups = [g for g, c in joint_cfgs.items()
-                  if any(getattr(c, f, None) is not None for f in ("armature", "friction", "dynamic_friction", "viscous_friction"))]
+                  if any(getattr(c, f, None) is not None for f in JOINT_PROPERTY_FIELDS)]
         raise ValueError(
-            f"{owner}: groups {groups} set joint properties (armature / friction / dynamic_friction / viscous_friction), "
+            f"{owner}: groups {groups} set joint properties ({' / '.join(JOINT_PROPERTY_FIELDS)}), "
             f"which backend={backend!r} does not take from the task's model (it builds its worlds from the MJCF text); "
             "set them in the MJCF, or use backend='mujoco' or 'mujoco_warp'"
         )

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._safe_io import atomic_path, clear_outputs, output_dir, write_atomic
+from .options import OneLineParser, float_in, int_at_least
 from .tables import write_csv
 
 DEFAULT_OUT = Path("actuator_gym_out")
@@ -390,44 +391,9 @@ def cmd_transfer(args) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
-class OneLineParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose usage errors are one line: ``PROG: error: ... (see PROG --help)``."""
-
-    def error(self, message: str):  # noqa: D401 - argparse's hook
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
-def _int_at_least(lo: int):
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {text!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {v}")
-        return v
-
-    parse.__name__ = f"integer >= {lo}"
-    return parse
-
-
-def _float_in(lo: float, hi: float, lo_open: bool = False):
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            v = math.nan
-        if not (math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi):
-            raise argparse.ArgumentTypeError(f"must be a number in {'(' if lo_open else '['}{lo:g}, {hi:g}], got {text!r}")
-        return v
-
-    parse.__name__ = "number"
-    return parse
-
-
-_SEED = _int_at_least(0)
-_SECONDS = _float_in(0.0, 3600.0, lo_open=True)
-_DEGREES = _float_in(-360.0, 360.0)
+_SEED = int_at_least(0)
+_SECONDS = float_in(0.0, 3600.0, lo_open=True)
+_DEGREES = float_in(-360.0, 360.0)
 
 
 def _add_out(p: argparse.ArgumentParser) -> None:
@@ -505,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
             r.add_argument("--policy", default="random", metavar="POLICY",
                            help="random | zero | folder holding a saved policy (policy.json + policy.pt) "
                                 "(default: %(default)s)")
-            r.add_argument("--steps", type=_int_at_least(1), default=300,
+            r.add_argument("--steps", type=int_at_least(1), default=300,
                            help="env steps (policy decisions; each is the task's substeps), >= 1 (default: %(default)s)")
             r.add_argument("--video", choices=["gif", "mp4"],
                            help="also write a video of rgb_array frames at the env's control rate (default: none)")
@@ -516,13 +482,13 @@ def build_parser() -> argparse.ArgumentParser:
             r.add_argument("--engine", choices=sorted(ENGINES), default=None,
                            help="training engine (default: the experiment's 'engine:', else sb3); with an experiment "
                                 "of another engine only its total_timesteps / eval_every / eval_episodes carry over")
-            r.add_argument("--total-timesteps", type=_int_at_least(1), default=None, metavar="N",
+            r.add_argument("--total-timesteps", type=int_at_least(1), default=None, metavar="N",
                            help=f"env steps to train for, summed over envs, >= 1 (rsl_rl: rounded up to whole "
                                 f"iterations) (default: the experiment's, else {configs_default('total_timesteps')})")
-            r.add_argument("--num-envs", type=_int_at_least(1), default=None, metavar="N",
+            r.add_argument("--num-envs", type=int_at_least(1), default=None, metavar="N",
                            help=f"parallel envs of the native vector env, >= 1 (default: the experiment's, else "
                                 f"{configs_default('num_envs')})")
-            r.add_argument("--eval-every", type=_int_at_least(1), default=None, metavar="N",
+            r.add_argument("--eval-every", type=int_at_least(1), default=None, metavar="N",
                            help=f"env steps between deterministic evaluations, >= 1 (default: the experiment's, "
                                 f"else {configs_default('eval_every')})")
             _add_ray_options(r)
@@ -553,11 +519,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_ray_options(r: argparse.ArgumentParser) -> None:
     """``train``'s Ray RLlib options (docs/distributed.md)."""
     g = r.add_argument_group("Ray RLlib (--engine ray)")
-    g.add_argument("--env-runners", type=_int_at_least(1), default=None, metavar="K",
+    g.add_argument("--env-runners", type=int_at_least(1), default=None, metavar="K",
                    help="env runner actors (processes, spread over the cluster's nodes), >= 1 (default: 2)")
-    g.add_argument("--envs-per-runner", type=_int_at_least(1), default=None, metavar="N",
+    g.add_argument("--envs-per-runner", type=int_at_least(1), default=None, metavar="N",
                    help="worlds each env runner steps in one batched env, >= 1 (default: the experiment's num_envs, else 8)")
-    g.add_argument("--learners", type=_int_at_least(0), default=None, metavar="L",
+    g.add_argument("--learners", type=int_at_least(0), default=None, metavar="L",
                    help="learner actors (torch DDP between them; 0: learn in this process), >= 0 (default: 0)")
     g.add_argument("--address", default=None, metavar="ADDR",
                    help="an existing Ray cluster ('auto', 'host:6379', 'ray://host:10001'); default: start a local one")

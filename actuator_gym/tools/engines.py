@@ -83,17 +83,9 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
-def train_policy(
-    engine: str,
-    task: str,
-    out_dir: str | Path,
-    *,
-    actuators: Mapping[str, Any] | None = None,
-    task_kwargs: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    settings: Mapping[str, Any] | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
+def train_policy(engine: str, task: str, out_dir: str | Path, *, actuators: Mapping[str, Any] | None = None,
+                 task_kwargs: Mapping[str, Any] | None = None, seed: int = 0, settings: Mapping[str, Any] | None = None,
+                 progress: bool = True) -> dict[str, Any]:
     """Train a policy for ``task`` with ``engine`` (a key of :data:`ENGINES`) into ``out_dir``.
 
     ``settings`` are laid over the engine's defaults after checking (``ValueError`` naming

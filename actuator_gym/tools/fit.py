@@ -44,6 +44,7 @@ from torch import nn
 from .._config_transfer import FIT_MAX_LAYERS
 from .._safe_io import atomic_path, load_npz, npz_headers, read_size, write_atomic
 from ..actuators.checkpoints import MLPNet, RecurrentNet, export_onnx
+from .options import OneLineParser
 
 __all__ = ["fit_actuator_net", "generate_synthetic_log", "load_log", "main", "COLUMNS"]
 
@@ -433,13 +434,8 @@ def generate_synthetic_log(
     from ..actuators.models import DCMotorCfg
 
     rng = np.random.default_rng(seed)
-    cfg = DCMotorCfg(
-        stiffness=stiffness,
-        damping=kd,
-        saturation_effort=saturation_effort,
-        actuator_effort_limit=effort_limit,
-        actuator_velocity_limit=velocity_limit,
-    )
+    cfg = DCMotorCfg(stiffness=stiffness, damping=kd, saturation_effort=saturation_effort, actuator_effort_limit=effort_limit,
+                     actuator_velocity_limit=velocity_limit)
     recipe = cfg.recipe()
     recipe.pop("aliases")
     from ..actuators import Actuator
@@ -471,8 +467,6 @@ def generate_synthetic_log(
 
 # ---------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import OneLineParser
-
     ap = OneLineParser(
         prog="actuator-gym fit",
         description="Train an actuator network (MLP or LSTM) from a log of commanded and measured joint "

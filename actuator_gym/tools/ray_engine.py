@@ -175,16 +175,9 @@ def _runner_report(runner) -> dict[str, Any]:
             "env_step_s": worlds.step_seconds}
 
 
-def train_ray(
-    task: str,
-    out_dir: str | Path,
-    *,
-    actuators: Mapping[str, Any] | None = None,
-    task_kwargs: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    settings: Mapping[str, Any] | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
+def train_ray(task: str, out_dir: str | Path, *, actuators: Mapping[str, Any] | None = None,
+              task_kwargs: Mapping[str, Any] | None = None, seed: int = 0, settings: Mapping[str, Any] | None = None,
+              progress: bool = True) -> dict[str, Any]:
     """Train PPO on Ray RLlib (module doc); ``settings``: :data:`RAY_SETTINGS`. Writes the engine
     files into ``out_dir`` and returns the report that ``summary.json`` holds, plus ``curve``
     (:func:`~actuator_gym.tools.engines.train_policy` writes ``summary.json``, last)."""

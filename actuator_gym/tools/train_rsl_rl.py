@@ -99,16 +99,9 @@ def saved_actor(actor: torch.nn.Module) -> tuple[dict[str, torch.Tensor], float 
     return state, float(norm.eps)
 
 
-def train_rsl_rl(
-    task: str,
-    out_dir: str | Path,
-    *,
-    actuators: Mapping[str, Any] | None = None,
-    task_kwargs: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    settings: Mapping[str, Any] | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
+def train_rsl_rl(task: str, out_dir: str | Path, *, actuators: Mapping[str, Any] | None = None,
+                 task_kwargs: Mapping[str, Any] | None = None, seed: int = 0, settings: Mapping[str, Any] | None = None,
+                 progress: bool = True) -> dict[str, Any]:
     """Train PPO with rsl_rl's ``OnPolicyRunner`` on ``task`` and write the policy (safe format),
     ``rsl_rl_model.pt``, ``learning_curve.csv`` and ``learning_curve.png`` into ``out_dir``.
 

@@ -39,7 +39,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .._config_groups import key_path
+from .._config_checks import key_path
+from .._math import quat_rotate_inverse
 from .._safe_io import write_atomic
 from ..episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
 from .transfer_report import train_column
@@ -62,8 +63,6 @@ def _pendulum_error(task: Any) -> np.ndarray:
 
 
 def _quadruped_error(task: Any) -> np.ndarray:
-    from ..envs.quadruped import quat_rotate_inverse
-
     qpos, qvel = np.asarray(task.backend.qpos), np.asarray(task.backend.qvel)
     v_body = quat_rotate_inverse(qpos[:, 3:7], qvel[:, 0:3])
     return np.abs(v_body[:, 0] - task.commands[:, 0])

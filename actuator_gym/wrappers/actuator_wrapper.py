@@ -39,23 +39,19 @@ from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info, take_d
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
-from ..actions import joint_limits, normalized_mapping, per_element, position_bounds, thrust_mapping, use_normalized
+from ..actions import (ACTION_MODES, DEFAULT_POSITION_SCALE, DEFAULT_VELOCITY_SCALE, ActionMap, check_action_mode,
+                       given_options, motor_peaks, use_normalized)
 from ..episode_stats import EPISODE_INFO_KEY, EpisodeStats
 from ..groups import ActuatorGroups, split_groups
 from ..lazy_telemetry import LazyTelemetry
-from ..substep import SubstepEngine
+from ..rig.native import NativeSide
+from ..rig.substep import SubstepEngine
 from .engine_servo import EngineServos
-from .native_execution import WrapperNative
 from .protocol import substep_hook_env
 from .rotor_groups import env_rotor_groups
 
 __all__ = ["ActuatorWrapper", "ACTION_MODES", "DEFAULT_POSITION_SCALE", "DEFAULT_VELOCITY_SCALE"]
 
-ACTION_MODES = ("position", "velocity", "effort", "position_velocity")
-DEFAULT_POSITION_SCALE = 0.5
-"""[rad or m per action unit]: default ``action_scale`` of the position channel."""
-DEFAULT_VELOCITY_SCALE = 5.0
-"""[rad/s or m/s per action unit]: default ``action_scale`` of the velocity channel."""
 _F64 = np.dtype(np.float64)
 _JOINT_STATE = ("joint_pos", "joint_vel")
 
@@ -72,14 +68,6 @@ def _refuse_stacking(env: gym.Env) -> None:
                 "ActuatorWrapper(env, actuators={...})"
             )
         e = e.env
-
-
-def _per_joint(value: Any, n: int, what: str, convert_only: bool = False) -> np.ndarray:
-    if convert_only:  # the caller tiles it per channel first
-        if isinstance(value, (str, bytes)) or value is None:
-            raise TypeError(f"ActuatorWrapper: {what} must be a number or a sequence of {n} numbers, got {value!r}")
-        return real_array(value, what, "ActuatorWrapper")
-    return per_element(value, n, what, "ActuatorWrapper")
 
 
 class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -128,7 +116,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     command in ``[-1, 1]`` each, and :attr:`collection` is None (:attr:`groups` holds both kinds).
     :attr:`action_scale` / :attr:`action_offset` (and ``info["action_scale"]`` /
     ``info["action_offset"]`` of every reset) give the mapping ``target = offset + scale * action``
-    in force, per action element (rotors: thrust [N]).
+    in force, per action element (rotors: thrust [N]); :attr:`action_map` is the map itself
+    (:class:`~actuator_gym.actions.ActionMap`, the batched tasks' too: position targets clipped into
+    the joint range).
     """
 
     def __init__(
@@ -150,11 +140,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             normalize_actions=normalize_actions, execution=execution,
         )
         gym.Wrapper.__init__(self, env)
-        if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
-            raise ValueError(f"ActuatorWrapper: action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
-        self.action_mode = action_mode
+        self.action_mode = check_action_mode(action_mode, "ActuatorWrapper")
         self._closed = False
-        self._native = None
         self.execution = "explicit"
         """What runs: ``"explicit"``, ``"native"`` or, where ``execution="auto"`` runs some groups
         natively and the others explicitly, ``"mixed"`` (:attr:`group_execution` says which)."""
@@ -174,10 +161,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """The rotor groups (:class:`~actuator_gym.rotors.RotorGroups`), or None."""
         self.rotor_names: tuple[str, ...] = ()
         joint_cfgs, rotor_cfgs = split_groups(actuators) if isinstance(actuators, Mapping) else (actuators, {})
-        given = {"action_scale": action_scale is not None,
-                 "action_offset": not (isinstance(action_offset, str) and action_offset == "default")}
-        normalized = use_normalized(normalize_actions, given, "ActuatorWrapper")
         if rotor_cfgs:
+            use_normalized(normalize_actions, given_options(action_scale, action_offset, None), "ActuatorWrapper")
             if normalize_actions is False:
                 raise ValueError("ActuatorWrapper: normalize_actions=False applies to joint groups; rotor actions are "
                                  "thrust commands in [-1, 1] mapped onto each group's thrust_range")
@@ -223,11 +208,6 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         cols = np.asarray([model_order.index(n) for n in self.joint_names], dtype=np.intp)
         self._cols = slice(0, J) if np.array_equal(cols, np.arange(J)) else cols
         self._cols_idx = cols
-        ji = self.backend.joints
-        self._range = ji.range[cols]
-        self._lo, self._hi = self._range[:, 0].copy(), self._range[:, 1].copy()
-        self._kinds = [ji.kind[i] for i in cols]
-        self._default_pos = np.clip(ji.default_pos[cols], self._range[:, 0], self._range[:, 1])
 
         # -- validate everything first; the env's MjModel is written only at the end, so a refused
         #    construction leaves the env bit for bit as it was
@@ -236,41 +216,38 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
                         if self.collection.engine_servo_groups else None)
         property_writes = plan_joint_properties(model, actuators, model_order, "ActuatorWrapper")
-        self._setup_action_space(action_scale, action_offset, env_acts, normalized)
-        native = WrapperNative(self._sim, self.collection, model, data, model_order, execution)
-        self.group_execution = native.summary()
-        if native.active:  # the groups run in the native model: the state lives there
-            self._native = native
-            self.execution = "native" if "explicit" not in self.group_execution.values() else "mixed"
-            self.backend, data = native.backend, native.data
+        # the action map (actuator_gym.actions, the tasks' too); engine-servo joints keep effort scale 1 (their
+        # actuators become gear-1 servos without ctrl limits in effort mode, configured below)
+        ji, servo = self.backend.joints, ({self.backend.joints.names[i] for i in self._servos.cols} if self._servos else ())
+        self.action_map = ActionMap(action_mode, ji, cols, self.collection, peaks=motor_peaks(model, self.joint_names, servo),
+                                    normalize=normalize_actions, scale=action_scale, offset=action_offset, owner="ActuatorWrapper")
+        """The action map (:class:`~actuator_gym.actions.ActionMap`: the batched tasks' rules)."""
+        self.action_space = gym.spaces.Box(self.action_map.low, self.action_map.high, dtype=np.float32)
+        native = NativeSide.for_env(self._sim, self.collection, execution, [ch[:3] for ch in self.action_map.channels],
+                                    self.backend)  # channels "pos", "vel", "eff"
+        self.execution, self.group_execution = native.execution, native.summary()
+        self.backend, data = native.backend, native.data  # where some group runs natively: the native model's
 
         # -- hot-path buffers ----------------------------------------------------------------
-        c = self.collection
-        self._tgt_pos = c.target_command.position.numpy()
-        self._tgt_vel = c.target_command.velocity.numpy()
-        self._tgt_eff = c.target_command.effort.numpy()
         self._ctrl, self._warnings = data.ctrl, data.warning.number  # MuJoCo's warnings: info["physics_diverged"]
         self._dt = float(self.backend.physics_dt)
         self._tel_cols = (0, self._cols_idx)  # env 0, the driven joints in action order
         self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
                                     participants=[self._servos] if self._servos else [],
-                                    native=self._native.actuators if self._native else None)
-        """The substep engine (:mod:`actuator_gym.substep`) run at each of the env's substeps."""
+                                    native=native)
+        """The substep engine (:mod:`actuator_gym.rig.substep`) run at each of the env's substeps."""
         self._finish_setup()
-        self._plan_targets()
-        self._reset_targets()
+        self.action_map.bind(self.collection.target_command, env=0)
+        self.action_map.reset()
         # -- every check passed: write into the env's model, then install the hook
         if self._servos:
             self._servos.configure()
         apply_joint_properties(property_writes)
-        if self._native:
-            self._native.install(self.engine, self._channels)
-        else:
-            self._sim.set_substep_hook(self._substep)
+        self.engine.install(self._sim, self._ctrl)  # the env's substep hook, or its native model and step
         # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now
-        self._lazy = not self._servos and not (self._native and self._native.has_motor_telemetry)
+        self._lazy = not self._servos and not self.engine.motor_telemetry
         # every group native and info["actuator"] on demand: the law's arithmetic too (docs/native.md)
-        self.engine.defer_native_telemetry = self._lazy and self.execution == "native"
+        self.engine.defer_native_telemetry = self._lazy
         self._snap_cols = (0, self._cols)  # the driven joints' collection columns, in action order
         # the state after the step (what the observation sees), in action order: (array, addresses)
         self._state = ((data.qpos, self.backend.joints.qpos_adr[cols]), (data.qvel, self.backend.joints.dof_adr[cols]))
@@ -296,29 +273,25 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.rotor_names = self.rotors.rotor_names
         self.collection, self.backend, self._servos, self.joint_names = None, None, None, ()
         self.groups = ActuatorGroups(None, self.rotors)
-        r = self.rotors.num_rotors
-        self.action_space = gym.spaces.Box(-np.ones(r, np.float32), np.ones(r, np.float32), dtype=np.float32)
-        self._scale, self._offset = thrust_mapping(self.rotors)
-        self._nact, self._channels = r, ["thrust"]
-        self._labels = [f"thrust command of rotor '{n}'" for n in self.rotor_names]
+        self.action_map = ActionMap("position", rotors=self.rotors, owner="ActuatorWrapper")  # thrust commands only
+        self.action_map.bind(None, env=0)
+        self.action_space = gym.spaces.Box(self.action_map.low, self.action_map.high, dtype=np.float32)
         self._ctrl, self._dt, self._warnings = data.ctrl, float(model.opt.timestep), data.warning.number
         self.engine = SubstepEngine(None, None, self._dt, int(self._sim.frame_skip), participants=[self.rotors])
         self._finish_setup()
-        self._sim.set_substep_hook(self._substep)
+        self.engine.install(self._sim, self._ctrl)
 
     def _finish_setup(self) -> None:
         model = self._model
         self._lazy = False
         self._inner_zero = np.zeros(model.nu)
         self._pass_action = self.action_space.shape[0] == model.nu
-        self._action_shape = (self._nact,)
+        self._action_shape = (self.action_map.num_actions,)
         self._randomized = self.groups.randomized()
         self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.groups.parameters().items()}
         self.episode_stats = EpisodeStats.of(1, self.collection, self.rotors,
                                              None if self.rotors is not None else self._cols_idx)
         """The running episode's actuator statistics (:mod:`actuator_gym.episode_stats`)."""
-        if self.rotors is None:
-            self._labels = [f"{ch} command of joint '{n}'" for ch in self._channels for n in self.joint_names]
 
     @staticmethod
     def _resolve_joints(model, patterns: Sequence[str]) -> list[str]:
@@ -343,85 +316,19 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             out += [h for h in hits if h not in out]
         return out
 
-    def _setup_action_space(self, action_scale, action_offset, env_acts, normalized: bool) -> None:
-        J, mode = len(self.joint_names), self.action_mode
-        channels = {"position": ["pos"], "velocity": ["vel"], "effort": ["eff"], "position_velocity": ["pos", "vel"]}[mode]
-        self._channels = channels
-        A = J * len(channels)
-        # defaults per channel
-        eff_scale = np.ones(J)
-        m = self._model
-        # the engine-servo groups' actuators become gear-1 servos without ctrl limits in effort mode
-        # (configured after this check), so their scale stays 1
-        servo = {self.backend.joints.names[i] for i in self._servos.cols} if self._servos else set()
-        for a, name in env_acts:
-            if name in self.joint_names and name not in servo:
-                cr = m.actuator_ctrlrange[a]
-                peak = abs(m.actuator_gear[a, 0]) * (max(abs(cr[0]), abs(cr[1])) if m.actuator_ctrllimited[a] else 1.0)
-                if peak > 0:
-                    eff_scale[self.joint_names.index(name)] = peak
-        default_scale = {"pos": np.full(J, DEFAULT_POSITION_SCALE), "vel": np.full(J, DEFAULT_VELOCITY_SCALE), "eff": eff_scale}
-        default_offset = {"pos": self.backend.joints.default_pos[self._cols_idx].copy(), "vel": np.zeros(J), "eff": np.zeros(J)}
-        if normalized:
-            self._setup_normalized(channels, default_scale)
-            return
-        if action_scale is None:
-            scale = np.concatenate([default_scale[ch] for ch in channels])
-        else:
-            s = _per_joint(action_scale, A, "action_scale", convert_only=True)
-            scale = _per_joint(np.tile(s, len(channels)) if s.shape == (J,) and A != J else s, A, "action_scale")
-        if (scale == 0).any():
-            raise ValueError(f"ActuatorWrapper: action_scale must be non-zero, got {scale.tolist()}")
-        if isinstance(action_offset, str):
-            if action_offset != "default":
-                raise ValueError(f"ActuatorWrapper: action_offset must be 'default', a number or an array, got {action_offset!r}")
-            offset = np.concatenate([default_offset[ch] for ch in channels])
-        else:
-            o = _per_joint(action_offset, A, "action_offset", convert_only=True)
-            offset = _per_joint(np.tile(o, len(channels)) if o.shape == (J,) and A != J else o, A, "action_offset")
-        self._scale, self._offset = scale, offset
-        low, high = -np.ones(A), np.ones(A)
-        if "pos" in channels:
-            low[:J], high[:J] = position_bounds(self._range, self._kinds, scale[:J], offset[:J])
-        self.action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
-        self._nact = A
-
-    def _setup_normalized(self, channels: list[str], default_scale: dict[str, np.ndarray]) -> None:
-        """``Box(-1, 1)`` onto each joint's reachable targets (:func:`~actuator_gym.actions.normalized_mapping`)."""
-        parts = []
-        for ch in channels:
-            if ch == "pos":
-                parts.append(normalized_mapping("position", ranges=self._range, kinds=self._kinds,
-                                                default_pos=self._default_pos))
-            else:
-                name = "actuator_velocity_limit" if ch == "vel" else "actuator_effort_limit"
-                parts.append(normalized_mapping("velocity" if ch == "vel" else "effort", default_scale=default_scale[ch],
-                                                limits=joint_limits(self.collection, self._cols_idx, name)))
-        self._scale = np.concatenate([p[0] for p in parts])
-        self._offset = np.concatenate([p[1] for p in parts])
-        A = len(self._scale)
-        self.action_space = gym.spaces.Box(-np.ones(A, np.float32), np.ones(A, np.float32), dtype=np.float32)
-        self._nact = A
-
     @property
     def action_scale(self) -> np.ndarray:
         """``(num_actions,)`` target units per action unit, per action element (a copy)."""
-        return self._scale.copy()
+        return self.action_map.scale.copy()
 
     @property
     def action_offset(self) -> np.ndarray:
         """``(num_actions,)`` the target of action 0, per action element (a copy)."""
-        return self._offset.copy()
+        return self.action_map.offset.copy()
 
     # ---------------------------------------------------------------------------------------
     # runtime
     # ---------------------------------------------------------------------------------------
-    def _reset_targets(self) -> None:
-        c = self._cols
-        self._tgt_pos[0, c] = self._default_pos
-        self._tgt_vel[0, c] = 0.0
-        self._tgt_eff[0, c] = 0.0
-
     def _check_action(self, action: Any) -> np.ndarray:
         if type(action) is np.ndarray and action.shape == self._action_shape:  # the common case, checked lean
             a = action if action.dtype is _F64 else action.astype(np.float64) if action.dtype.kind in "fiu" else None
@@ -433,63 +340,19 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             a = action.astype(np.float64, copy=False)
         elif isinstance(action, (dict, set, str, bytes)) or action is None:
             raise TypeError(
-                f"ActuatorWrapper: action must be a numeric array of shape ({self._nact},), got {type(action).__name__}"
+                f"ActuatorWrapper: action must be a numeric array of shape {self._action_shape}, got {type(action).__name__}"
             )
         else:
             a = real_array(action, "action", "ActuatorWrapper")
-        if a.shape != (self._nact,):
+        if a.shape != self._action_shape:
             over = (f"for action_mode={self.action_mode!r} over joints {list(self.joint_names)}" if self.rotors is None
                     else f"(thrust commands) over rotors {list(self.rotor_names)}")
-            raise ValueError(f"ActuatorWrapper: action must have shape ({self._nact},) {over}, got shape {a.shape}")
+            raise ValueError(f"ActuatorWrapper: action must have shape {self._action_shape} {over}, got shape {a.shape}")
         finite = np.isfinite(a)
         if not finite.all():
             i = int(np.flatnonzero(~finite)[0])
-            raise ValueError(f"ActuatorWrapper: action[{i}] ({self._labels[i]}) is {a[i]}; actions must be finite")
+            raise ValueError(f"ActuatorWrapper: action[{i}] ({self.action_map.labels[i]}) is {a[i]}; actions must be finite")
         return a
-
-    def _plan_targets(self) -> None:
-        """How :meth:`_write_targets` computes ``offset + scale * action`` (clipped into the joint
-        range on the position channel) into the collection's target rows, per channel: the driven
-        joints are the first ``J`` columns of the collection (passive joints come last), so the
-        action elements are gathered in column order (the per-element constants permuted alike:
-        the same values) and the result lands in the row's first ``J`` columns through a view.
-        ``(gather or None (already in order), scale, offset, (lo, hi) or None, view)`` per channel."""
-        J, A, cols = len(self.joint_names), self._nact, self._cols_idx
-        order = np.argsort(cols, kind="stable")
-        if not np.array_equal(cols[order], np.arange(J)):  # pragma: no cover - the layout guarantees it
-            raise RuntimeError(f"ActuatorWrapper: the driven joints are not the collection's first {J} columns")
-        plan = []
-        for k, ch in enumerate(self._channels):
-            dest = {"pos": self._tgt_pos, "vel": self._tgt_vel, "eff": self._tgt_eff}[ch]
-            idx = k * J + order
-            gather = None if J == A and np.array_equal(order, np.arange(J)) else idx
-            bounds = (self._lo[order], self._hi[order]) if ch == "pos" else None
-            plan.append((gather, self._scale[idx], self._offset[idx], bounds, dest[0, :J]))
-        self._target_plan = plan
-
-    def _write_targets(self, a: np.ndarray) -> None:
-        if self.rotors is not None:
-            self.rotors.set_actions(a[None])
-            return
-        for gather, scale, offset, bounds, view in self._target_plan:
-            if gather is None:
-                t = scale * a
-            else:
-                t = a[gather]  # (fancy indexing: faster than np.take with out=)
-                t *= scale
-            if bounds is None:
-                np.add(t, offset, out=view)  # offset + scale * action
-            else:  # position targets clipped into the joint range
-                t += offset
-                np.maximum(t, bounds[0], out=t)
-                np.minimum(t, bounds[1], out=view)
-
-    def _substep(self, k: int) -> None:
-        """The env's per-substep hook: the substep engine (actuators -> qfrc_applied, engine servos'
-        ctrl); the env's own actuators are replaced (their ctrl zeroed at the first substep)."""
-        if k == 0:
-            self._ctrl.fill(0.0)
-        self.engine.substep(k)
 
     def _check_open(self, what: str) -> None:
         if self._closed:
@@ -499,7 +362,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self._closed:
             self._check_open("step")
         a = self._check_action(action)
-        self._write_targets(a)
+        self.action_map.write(a)
         engine = self.engine
         if (frame_skip := self._sim.frame_skip) != engine.num_substeps:
             engine.resize(int(frame_skip))
@@ -536,8 +399,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._servos.finish(tel, self._dt)
         be, cols = self.backend, self._tel_cols[1]  # the state after the step, as the env's observation sees it
         tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0][cols], be.joint_vel()[0][cols]
-        if self._native and self._native.has_motor_telemetry:  # motor_temperature, motor_current
-            tel.update(self._native.motor_telemetry(cols))
+        for key, value in self.engine.motor_telemetry.items():  # native motor_temperature, motor_current
+            tel[key] = value[0, cols]
         return tel
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -550,15 +413,13 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
             self.groups.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
         self.groups.reset()
-        if self._native:
-            self._native.reset()
+        self.engine.reset_envs()  # native groups: the values in force into the native model
         self.episode_stats.reset()
         for g in self._randomized:
             self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.groups[g].parameters().items()}
         if self._servos:
             self._servos.apply_gains()
-        if self.collection is not None:
-            self._reset_targets()
+        self.action_map.reset()
         info = dict(info, physics_diverged=take_diverged(self._warnings))  # (and the counters cleared)
         info["actuator"] = {"parameters": self.parameters()}
         info["action_scale"], info["action_offset"] = self.action_scale, self.action_offset
@@ -575,8 +436,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._param_cache[group] = {k: v[0].numpy().copy() for k, v in self.groups[group].parameters().items()}
         if self._servos:
             self._servos.apply_gains()
-        if self._native:
-            self._native.parameters_changed()
+        self.engine.parameters_changed()
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays) for this episode."""
@@ -589,9 +449,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             return
         self._closed = True
         try:
-            self._sim.set_substep_hook(None)
-            if self._native:
-                self._native.uninstall()
+            self.engine.uninstall(self._sim)  # the env's own simulation step (and model) again
             for g in self.rotors or ():
                 clear = getattr(self.rotors.group(g).writer, "clear", None)
                 if clear is not None:

@@ -1,10 +1,17 @@
 """The RL libraries' own entry points on the native tasks, used as each library documents them
-(no actuator-gym adapter): torchrl's ``GymEnv`` / ``GymWrapper`` / collector, skrl's ``wrap_env`` +
-PPO + ``SequentialTrainer``; and the ``TypeError`` torchrl's ``GymEnv`` relies on (``frameskip``)."""
+(no actuator-gym adapter), with the explicit keywords of docs/adapters.md: torchrl's ``GymEnv`` /
+``GymWrapper`` / collector (``flat_info=True``), skrl's ``wrap_env`` + PPO + ``SequentialTrainer``
+(``autoreset_mode=SAME_STEP``, ``skrl_episode_info=True``); and the ``TypeError`` torchrl's ``GymEnv``
+relies on (``frameskip``)."""
 
 from __future__ import annotations
 
-import logging
+import ast
+import builtins
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
@@ -38,9 +45,8 @@ def test_torchrl_gym_env_single_and_num_envs():
     env.close()
 
     # num_envs: torchrl's own AsyncVectorEnv of single envs, in spawned workers, which re-import the
-    # main module: pytest's imports neither actuator_gym nor torchrl, so here the "module:" prefix
-    # registers the ids and flat_info=True gives the flat info torchrl's reader takes (a user's
-    # script, below, needs neither)
+    # main module: pytest's does not import actuator_gym, so here the "module:" prefix registers the
+    # ids there; flat_info=True (passed on to every sub-env) gives the flat info torchrl's reader takes
     venv = GymEnv(f"actuator_gym:{PENDULUM}", num_envs=2, flat_info=True, **SHORT)
     assert venv.batch_size == torch.Size([2])
     check_env_specs(venv)
@@ -50,18 +56,15 @@ def test_torchrl_gym_env_single_and_num_envs():
     venv.close()
 
 
-def test_torchrl_gym_wrapper_same_step_rolls_out_and_collects(caplog):
+def test_torchrl_gym_wrapper_same_step_rolls_out_and_collects():
     from torchrl.collectors import Collector
     from torchrl.envs import GymWrapper
     from torchrl.envs.utils import check_env_specs
 
     def make():
-        return gym.make_vec(PENDULUM, num_envs=3, autoreset_mode=AutoresetMode.SAME_STEP, **SHORT)
+        return gym.make_vec(PENDULUM, num_envs=3, autoreset_mode=AutoresetMode.SAME_STEP, flat_info=True, **SHORT)
 
-    with caplog.at_level(logging.WARNING, logger="actuator_gym"):
-        env = GymWrapper(make())
-    assert "info is now flat" in caplog.text
-    check_env_specs(env)
+    check_env_specs(GymWrapper(make()))
     env = GymWrapper(make())  # fresh (torchrl's check leaves the wrapper mid-episode)
     steps = 2 * EPISODE + 1
     td = env.rollout(steps, break_when_any_done=False)
@@ -98,7 +101,7 @@ def test_unknown_keyword_is_pythons_type_error(env_id):
 # --------------------------------------------------------------------------------------------
 # skrl
 # --------------------------------------------------------------------------------------------
-def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(caplog):
+def test_skrl_wrap_env_with_the_explicit_keywords_trains_on_same_step_transitions():
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.envs.wrappers.torch import wrap_env
     from skrl.envs.wrappers.torch.gymnasium_envs import GymnasiumWrapper
@@ -106,10 +109,14 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
     from skrl.trainers.torch import SequentialTrainer
 
     n, episode, timesteps = 4, 5, 200
-    venv = gym.make_vec(PENDULUM, num_envs=n, episode_length_s=episode / 60.0)
-    assert venv.autoreset_mode == AutoresetMode.NEXT_STEP  # Gymnasium's default, until skrl resets it
-    env = wrap_env(venv, verbose=False)  # skrl's "auto" detection, as its docs show
+    venv = gym.make_vec(PENDULUM, num_envs=n, episode_length_s=episode / 60.0,
+                        autoreset_mode=AutoresetMode.SAME_STEP, skrl_episode_info=True)  # docs/adapters.md
+    env = wrap_env(venv, verbose=False)  # skrl's default "auto": VectorEnv is a direct base of every bundled task
     assert isinstance(env, GymnasiumWrapper) and env._vectorized and env.num_envs == n
+    for task in ("actuator_gym/Quadruped-v0", "actuator_gym/Ant-v0", "actuator_gym/Quadrotor-v0"):
+        other = gym.make_vec(task, num_envs=1, autoreset_mode=AutoresetMode.SAME_STEP)
+        assert isinstance(wrap_env(other, verbose=False), GymnasiumWrapper), task
+        other.close()
 
     cfg = PPO_CFG(rollouts=16, learning_epochs=1, mini_batches=2)
     cfg.experiment.write_interval = 0
@@ -131,11 +138,8 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
     trainer = SequentialTrainer(env=env, agents=agent, cfg={"timesteps": timesteps, "headless": False,
                                                            "disable_progressbar": True,
                                                            "close_environment_at_exit": False})
-    with caplog.at_level(logging.WARNING, logger="actuator_gym"):
-        before = [p.detach().clone() for p in models["policy"].parameters()]
-        trainer.train()
-    assert "switching autoreset_mode NEXT_STEP -> SAME_STEP" in caplog.text
-    assert venv.autoreset_mode == AutoresetMode.SAME_STEP
+    before = [p.detach().clone() for p in models["policy"].parameters()]
+    trainer.train()
     assert any(not torch.equal(a, b) for a, b in zip(before, models["policy"].parameters()))
 
     assert len(recorded) == timesteps
@@ -150,7 +154,8 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
     # the state skrl acts on next is the obs step() returned: after an episode end, a fresh episode
     for k in range(timesteps - 1):
         assert torch.equal(recorded[k + 1]["observations"], recorded[k]["next_observations"])
-    # the actuator statistics reach skrl's tracking without our adapter: one value per episode end
+    # the actuator statistics reach skrl's tracking without our adapter (skrl_episode_info=True): one
+    # value per episode end
     energy = [v for tag, v in tracked if tag == "Episode_Actuator/pendulum/energy"]
     assert len(energy) == timesteps // episode and all(v > 0 for v in energy)
     fraction = [v for tag, v in tracked if tag == "Episode_Actuator/all_joints/saturated_fraction"]
@@ -159,30 +164,67 @@ def test_skrl_wrap_env_detects_native_env_and_trains_on_same_step_transitions(ca
 
 
 TORCHRL_SCRIPT = """
-import actuator_gym
-import torch
-from torchrl.envs import GymEnv
-from torchrl.envs.utils import check_env_specs
+import actuator_gym  # registers the ids (also in torchrl's spawned workers, which re-import this script)
+import gymnasium as gym
+
+
+def main():
+    from torchrl.envs import GymEnv, GymWrapper  # torchrl imported here only, not at the top
+    from torchrl.envs.utils import check_env_specs
+
+    env = GymEnv("actuator_gym/Quadruped-v0", num_envs=4, flat_info=True, episode_length_s=0.06)  # 3 steps
+    check_env_specs(env)
+    td = env.rollout(4, break_when_any_done=False)
+    assert td["next", "truncated"][..., 0].tolist() == [[False, False, True, False]] * 4
+    assert td["next", "actuator/applied_effort"].shape == (4, 4, 12)
+    env.close()
+    vec = gym.make_vec("actuator_gym/Quadruped-v0", num_envs=4, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+                       flat_info=True)
+    check_env_specs(GymWrapper(vec))
+    print("torchrl ok")
+
 
 if __name__ == "__main__":
-    env = GymEnv("actuator_gym/Pendulum-v0", num_envs=2, episode_length_s=4 / 60)  # as for Gymnasium's own ids
-    check_env_specs(env)
-    td = env.rollout(5, break_when_any_done=False)
-    assert td["next", "truncated"][..., 0].tolist() == [[False, False, False, True, False]] * 2
-    assert td["next", "actuator/applied_effort"].shape == (2, 5, 1)
-    env.close()
-    print("torchrl num_envs ok")
+    main()
 """
 
 
-def test_torchrl_gym_env_num_envs_in_a_users_script(tmp_path):
-    """A user's script importing actuator_gym and torchrl: GymEnv(id, num_envs=N) with no extra
-    keyword; the sub-envs, built by Gymnasium's AsyncVectorEnv in spawned workers that re-import the
-    script, see torchrl loaded and give flat info."""
-    import subprocess
-    import sys
-
+def test_torchrl_entry_points_in_a_users_script_importing_torchrl_inside_a_function(tmp_path):
+    """The reported failure: a script importing torchrl inside a function, then ``GymEnv(id,
+    num_envs=4)`` (torchrl's own AsyncVectorEnv of single envs, in spawned workers that re-import the
+    script). With ``flat_info=True``, which torchrl hands to every sub-env, ``check_env_specs`` passes
+    whatever the script imports where; ``GymWrapper(make_vec(..., flat_info=True))`` too."""
     script = tmp_path / "train.py"
     script.write_text(TORCHRL_SCRIPT)
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert p.returncode == 0 and "torchrl num_envs ok" in p.stdout, p.stderr[-3000:]
+    assert p.returncode == 0 and "torchrl ok" in p.stdout, p.stderr[-3000:]
+
+
+def _unbound_names(program: str) -> set[str]:
+    """Names a program reads but never binds (imports, assignments, defs, arguments, loop and
+    ``as`` targets) and that are not builtins: what running it alone would raise ``NameError`` on."""
+    tree = ast.parse(program)
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+
+
+def test_docs_adapters_python_blocks_are_whole_programs():
+    """docs/adapters.md: every python block runs as it stands (imports included); those that start
+    worker processes (torchrl's GymEnv(num_envs=N), Ray) under ``if __name__ == "__main__":``."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    assert len(blocks) >= 6
+    for block in blocks:
+        assert _unbound_names(block) == set(), block
+        if "num_envs=4, flat_info=True" in block or "PPOConfig" in block:
+            assert '\nif __name__ == "__main__":' in block, block
+    assert _unbound_names("x = 1\nprint(x, y)") == {"y"}  # the check itself sees a missing name

@@ -509,7 +509,7 @@ def test_mass_randomization_rescales_limit_and_contact_gains():
     from actuator_gym.envs.quadruped import quadruped_mjcf
 
     be = NewtonBackend(quadruped_mjcf(), 2, device=DEVICE)
-    nm, nv, nb = be.nmodel, be._nv, be._nb
+    nm, nv, nb, limits = be.nmodel, be.model.nv, be.model.nbody - 1, be._physical.limits
     ke0, ske0 = nm.joint_limit_ke.numpy().copy(), nm.shape_material_ke.numpy().copy()
     be.model_field("body_mass")[1, 1:] *= 1.5
     be.model_field("dof_armature")[1] += 0.01
@@ -518,10 +518,10 @@ def test_mass_randomization_rescales_limit_and_contact_gains():
     m.body_mass[:] = be.model_field("body_mass")[1]
     m.dof_armature[:] = be.model_field("dof_armature")[1]
     mujoco.mj_setConst(m, mujoco.MjData(m))
-    for d, tc in be._limits:
+    for d, tc in limits:
         assert nm.joint_limit_ke.numpy()[nv + d] == pytest.approx(m.dof_M0[d] / tc**2, rel=1e-5)
         assert nm.joint_limit_ke.numpy()[d] == ke0[d]
-    assert be._limits and not np.array_equal(nm.joint_limit_ke.numpy()[nv:], ke0[nv:])
+    assert limits and not np.array_equal(nm.joint_limit_ke.numpy()[nv:], ke0[nv:])
     body, world = nm.shape_body.numpy(), nm.shape_world.numpy()
     dyn1 = (body >= 0) & (world == 1)
     np.testing.assert_allclose(nm.shape_material_ke.numpy()[dyn1], 1.5 * ske0[dyn1], rtol=1e-6)

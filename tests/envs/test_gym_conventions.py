@@ -1,11 +1,17 @@
 """Gymnasium's vector conventions on the native tasks: ``max_episode_steps``, the DISABLED
-past-end error, ``VectorEnv`` among the direct bases (skrl's detection)."""
+past-end error; the RL libraries' settings as explicit keywords (``autoreset_mode``, ``flat_info``,
+``skrl_episode_info``), never inferred from the caller."""
 
 from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 import actuator_gym  # noqa: F401  (registers the ids)
@@ -98,7 +104,7 @@ def test_single_env_stepped_past_its_end_keeps_stepping_like_gymnasium():
     assert [ref.step(np.zeros(1, np.float32))[3] for _ in range(4)] == truncs
 
 
-def test_every_task_class_lists_vector_env_as_a_direct_base():
+def test_a_user_task_registered_like_the_bundled_ones_is_what_make_vec_builds():
     class MyPendulum(PendulumTask):  # a user task, registered like the bundled ones
         pass
 
@@ -106,11 +112,77 @@ def test_every_task_class_lists_vector_env_as_a_direct_base():
     try:
         env = gym.make_vec("test_conventions/MyPendulum-v0", num_envs=2)
         assert type(env) is MyPendulum and isinstance(env, (PendulumTask, BatchedTask, VectorEnv))
-        for cls in (PendulumTask, MyPendulum):
-            assert VectorEnv in cls.__bases__
+        assert MyPendulum.__bases__ == (PendulumTask,)  # the class as written: nothing added to it
         assert MyPendulum.__mro__[:4] == (MyPendulum, PendulumTask, BatchedTask, VectorEnv)
     finally:
         del gym.registry["test_conventions/MyPendulum-v0"]
+
+
+def test_the_package_never_inspects_its_caller_nor_rewrites_classes():
+    """Behaviour is chosen by keywords: no stack inspection, no class base rewriting (issue 32)."""
+    package = Path(actuator_gym.__file__).parent
+    banned = re.compile(r"_getframe|currentframe|inspect\.stack|\bf_back\b|__bases__\s*=(?!=)|__class__\s*=(?!=)")
+    hits = [f"{f.relative_to(package)}:{n}: {line.strip()}" for f in sorted(package.rglob("*.py"))
+            for n, line in enumerate(f.read_text().splitlines(), 1) if banned.search(line)]
+    assert hits == []
+
+
+def _pendulum_same_step(**kwargs):
+    return gym.make_vec(PENDULUM, num_envs=3, autoreset_mode=AutoresetMode.SAME_STEP, max_episode_steps=2, **kwargs)
+
+
+def test_skrl_episode_info_adds_the_finished_episodes_mean_statistics_as_scalar_tensors():
+    env, plain = _pendulum_same_step(skrl_episode_info=True), _pendulum_same_step()
+    a = np.full((3, 1), 0.5, np.float32)
+    for e in (env, plain):
+        e.reset(seed=4)
+    *_, info = env.step(a)
+    assert "episode" not in info and "episode" not in plain.step(a)[-1]  # no episode ended yet
+    *_, trunc, info = env.step(a)
+    *_, plain_info = plain.step(a)
+    assert trunc.tolist() == [True] * 3 and "episode" not in plain_info  # the keyword alone adds it
+    record = info["final_info"]["actuator_episode"]
+    for group, stat in (("pendulum", "energy"), ("all_joints", "peak_abs_effort")):
+        value = info["episode"][f"Episode_Actuator/{group}/{stat}"]
+        assert isinstance(value, torch.Tensor) and value.shape == ()  # what skrl's trainers track
+        assert value.item() == pytest.approx(record[group][stat].mean()) and value.item() > 0
+
+
+def test_library_keywords_are_checked_before_anything_is_built():
+    for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.DISABLED):
+        with pytest.raises(ValueError, match=r"skrl_episode_info=True .* autoreset_mode=AutoresetMode.SAME_STEP .* "
+                                             f"got autoreset_mode={mode.name}"):
+            gym.make_vec(PENDULUM, num_envs=2, autoreset_mode=mode, skrl_episode_info=True)
+    with pytest.raises(ValueError, match="skrl_episode_info=True"):
+        gym.make(PENDULUM, skrl_episode_info=True)  # a single env: no vector autoreset
+    for key in ("flat_info", "skrl_episode_info"):
+        with pytest.raises(TypeError, match=f"{key} must be True or False, got int 1"):
+            _pendulum_same_step(**{key: 1})
+
+
+def test_what_a_library_does_with_the_env_changes_nothing_in_it():
+    """Formerly the task read its caller's frame: reset by skrl's wrapper it switched to SAME_STEP,
+    reset by torchrl it made its info flat. Now each stays what its keywords say."""
+    from skrl.envs.wrappers.torch import wrap_env
+    from torchrl.envs import GymWrapper
+
+    venv = gym.make_vec(PENDULUM, num_envs=2, max_episode_steps=2)
+    skrl_env = wrap_env(venv, wrapper="gymnasium", verbose=False)
+    skrl_env.reset()
+    for _ in range(3):
+        *_, info = skrl_env.step(torch.zeros(2, 1))
+    assert venv.autoreset_mode == AutoresetMode.NEXT_STEP and venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert "episode" not in info and "final_obs" not in info
+
+    nested = gym.make_vec(PENDULUM, num_envs=2, autoreset_mode=AutoresetMode.DISABLED)  # torchrl reads no info
+    GymWrapper(nested).reset()
+    assert not nested.flat_info and "applied_effort" in nested.step(np.zeros((2, 1), np.float32))[-1]["actuator"]
+    # sub-envs built by Gymnasium's AsyncVectorEnv in a process where torchrl is loaded: nested too
+    workers = gym.vector.AsyncVectorEnv([functools.partial(gym.make, PENDULUM)] * 2, context="fork")
+    try:
+        assert "applied_effort" in workers.reset(seed=0)[1]["actuator"]
+    finally:
+        workers.close()
 
 
 def test_call_get_attr_set_attr_as_sync_vector_env():

@@ -13,7 +13,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from actuator_gym import DelayedPDActuatorCfg, IdealPDActuatorCfg
-from actuator_gym.envs.task import BatchedTask, TaskEnv
+from actuator_gym.envs import BatchedTask, TaskEnv
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
 

@@ -280,7 +280,7 @@ def test_native_steps_derive_their_commanded_torque_on_demand_and_long_lags_comp
         done = False
         while not done:
             _, _, term, trunc, info = env.step(env.action_space.sample())
-            deferred = env.engine._native_deferred > 0
+            deferred = env.engine.strategy.deferred > 0
             assert deferred == (lag < 5), (seed, lag)
             ways.add(deferred)
             ref = _reference(env)  # (reads the deferred step the eager way)

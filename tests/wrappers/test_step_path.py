@@ -86,10 +86,10 @@ def test_step_telemetry_is_fresh_and_native_power_is_the_last_substep(execution)
         _, _, _, _, info = env.step(rng.uniform(-1, 1, 8).astype(np.float32))
         tel = info["actuator"]
         if execution == "native":  # read back from the engine after the step (gear 1)
-            d, ids = env.unwrapped.data, env._native.actuators.ids
-            order = [env._native.actuators.cols.tolist().index(c) for c in env._cols_idx]
-            np.testing.assert_array_equal(tel["applied_effort"], d.actuator_force[ids][order])
-            np.testing.assert_array_equal(tel["power"], d.actuator_force[ids][order] * d.actuator_velocity[ids][order])
+            m, d = env.unwrapped.model, env.unwrapped.data
+            ids = [m.actuator(f"actuator_gym/legs/{n}").id for n in env.joint_names]  # the native actuators, action order
+            np.testing.assert_array_equal(tel["applied_effort"], d.actuator_force[ids])
+            np.testing.assert_array_equal(tel["power"], d.actuator_force[ids] * d.actuator_velocity[ids])
             np.testing.assert_array_equal(tel["mean_power"], tel["power"])
             np.testing.assert_array_equal(tel["energy"], np.abs(tel["power"]) * (5 * env.unwrapped.model.opt.timestep))
         if prev is not None:

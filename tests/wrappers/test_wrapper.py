@@ -198,7 +198,7 @@ def test_effort_mode_with_zero_gains_reproduces_the_unwrapped_env(env_id):
     wrapped = make(env_id, cfg=IdealPDActuatorCfg(stiffness=0.0, damping=0.0), action_mode="effort")
     # default effort scale: gear * ctrlrange, i.e. what the env's own motors apply
     model = plain.unwrapped.model
-    np.testing.assert_allclose(wrapped._scale, model.actuator_gear[:, 0])
+    np.testing.assert_allclose(wrapped.action_scale, model.actuator_gear[:, 0])
     o1, _ = plain.reset(seed=5)
     o2, _ = wrapped.reset(seed=5)
     np.testing.assert_array_equal(o1, o2)

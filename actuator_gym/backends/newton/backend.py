@@ -73,20 +73,18 @@ class NewtonBackend(WarpBackend):
         self.num_envs = num_envs
         self._init_joints(joint_info(self.model))
         m = self.model
-        with self._scope():
+        with self.scope():
             art = newton.ModelBuilder()
             art.add_mjcf(mjcf)
             self.converter = build_converter(m, art, newton)
             builder = newton.ModelBuilder()
             builder.replicate(art, self.num_envs)
             self.nmodel = builder.finalize(device=self.wp_device)
-            self._limits = self._limit_specs(m)
-            self._set_limit_gains(np.arange(self.num_envs), np.tile(np.asarray(m.dof_M0, np.float64), (self.num_envs, 1)))
+            self._physical = ModelFields(self)  # per-world physical model fields (body_mass, ...), their gains
             self.state_0, self.state_1 = self.nmodel.state(), self.nmodel.state()
             self.control = self.nmodel.control()
             self._pipeline = self.contacts = None
             if contacts is not None and self.nmodel.shape_count:
-                self._set_contact_materials(contacts)
                 self._pipeline = newton.CollisionPipeline(self.nmodel)
                 self.contacts = self._pipeline.contacts()
             if solver == "featherstone":
@@ -94,8 +92,6 @@ class NewtonBackend(WarpBackend):
             else:
                 self.solver = newton.solvers.SolverXPBD(self.nmodel)
         self._nb = m.nbody - 1  # Newton bodies per world (MuJoCo's minus the world body)
-        self._body_iframe = quat_to_rotmat(np.asarray(m.body_iquat[1:], dtype=np.float64))  # principal axes
-        self._shape_rows = self._world_shapes()
         self._body_com = np.asarray(self.nmodel.body_com.numpy()[: self._nb], dtype=np.float64)
         self.solver_name = solver
         self._inner = contacts.substeps if self._pipeline is not None else 1
@@ -109,71 +105,7 @@ class NewtonBackend(WarpBackend):
         self._fields: dict[str, np.ndarray] = {}  # bound body fields, refreshed after step/reset
         self._xfrc: np.ndarray | None = None  # created on first access of xfrc_applied
         self._visual: dict[str, np.ndarray] = {}  # per-world visual-only model fields (site_pos)
-        self._physical = ModelFields(self)  # per-world physical model fields (body_mass, ...)
         self.reset_envs(None)
-
-    def _limit_specs(self, m: mujoco.MjModel) -> list[tuple[int, float]]:
-        """``(dof, tc)`` of every limited 1-DOF joint: MuJoCo's ``solreflimit`` time constant,
-        clamped to ``>= 2 dt`` as MuJoCo does."""
-        out = []
-        for jm in range(m.njnt):
-            one_dof = int(m.jnt_type[jm]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
-            if m.jnt_limited[jm] and one_dof:
-                out.append((int(m.jnt_dofadr[jm]), max(float(m.jnt_solref[jm, 0]), 2.0 * self.physics_dt)))
-        return out
-
-    def _set_limit_gains(self, ids: np.ndarray, M0: np.ndarray) -> None:
-        """Joint-limit penalty gains stable at the substep for worlds ``ids``. Newton's importer gives
-        every limited joint ``limit_ke = 1e4``, ``limit_kd = 10``: on a light link (the quadruped's
-        knee, 0.015 kg·m² with armature) explicit integration at 5 ms diverges as soon as a limit is
-        violated. Here each limited 1-DOF joint gets a critically damped spring with MuJoCo's
-        ``solreflimit`` time constant ``tc``: ``ke = M0 / tc^2``, ``kd = 2 M0 / tc``, ``M0`` the
-        joint-space inertia at ``qpos0`` (``dof_M0 (len(ids), nv)``, armature included; recomputed
-        per world when masses, inertias or armatures are randomized)."""
-        if not self._limits:
-            return
-        dofs = np.array([d for d, _ in self._limits])
-        tc = np.array([t for _, t in self._limits])
-        rows = torch.as_tensor((np.asarray(ids)[:, None] * self.model.nv + dofs[None, :]).reshape(-1), device=self.device)
-        m0 = np.asarray(M0, dtype=np.float64)[:, dofs]
-        for arr, val in ((self.nmodel.joint_limit_ke, m0 / tc**2), (self.nmodel.joint_limit_kd, 2.0 * m0 / tc)):
-            t = self.wp.to_torch(arr)
-            t[rows] = torch.as_tensor(val.reshape(-1), dtype=t.dtype, device=self.device)
-
-    def _world_shapes(self) -> np.ndarray:
-        """``(num_envs, shapes per world)`` Newton shape ids of each world, in the import's order."""
-        nm = self.nmodel
-        if not nm.shape_count:
-            return np.zeros((self.num_envs, 0), dtype=np.int64)
-        sw = nm.shape_world.numpy()
-        rows = [np.flatnonzero(sw == w) for w in range(self.num_envs)]
-        if len({len(r) for r in rows}) != 1:
-            raise ValueError("NewtonBackend: Newton's worlds hold different numbers of shapes")
-        return np.stack(rows).astype(np.int64)
-
-    def _contact_gains(self, shapes: np.ndarray) -> dict[str, np.ndarray]:
-        """``{ke, kd, kf}`` of Newton shapes ``shapes`` from their carrying body's current mass."""
-        cfg, nm = self.contact_cfg, self.nmodel
-        body = nm.shape_body.numpy()[shapes]
-        mass = np.where(body >= 0, nm.body_mass.numpy()[np.maximum(body, 0)], 0.0)
-        h = self.physics_dt / cfg.substeps
-        return {"ke": 2 * cfg.ke_scale * mass / h**2, "kd": 2 * cfg.kd_scale * mass / h, "kf": 2 * cfg.kf_scale * mass / h}
-
-    def _set_contact_materials(self, cfg: NewtonContactCfg) -> None:
-        """Per-shape contact gains from the carrying body's mass (see :class:`NewtonContactCfg`)."""
-        nm = self.nmodel
-        for name, value in self._contact_gains(np.arange(nm.shape_count)).items():
-            getattr(nm, f"shape_material_{name}").assign(value.astype(np.float32))
-        if cfg.mu is not None:
-            nm.shape_material_mu.fill_(float(cfg.mu))
-
-    def _set_contact_gains(self, ids: np.ndarray) -> None:
-        """Re-derive the contact gains of worlds ``ids``' shapes after their body masses changed."""
-        shapes = self._shape_rows[ids].reshape(-1)
-        rows = torch.as_tensor(shapes, device=self.device)
-        for name, value in self._contact_gains(shapes).items():
-            t = self.wp.to_torch(getattr(self.nmodel, f"shape_material_{name}"))
-            t[rows] = torch.as_tensor(value, dtype=t.dtype, device=self.device)
 
     # -- views -----------------------------------------------------------------------------------
     def _view(self, name: str) -> np.ndarray:
@@ -262,7 +194,7 @@ class NewtonBackend(WarpBackend):
         """Advance every world by ``nstep`` substeps (a replayed CUDA graph on CUDA when ``graph``;
         :attr:`xfrc_applied` written before each, outside the graph). ``derived`` is accepted for
         interface parity: bound body fields are always refreshed."""
-        with self._scope():
+        with self.scope():
             self._run_substeps(nstep, graph, before=self._apply_body_forces)
         self._state_changed()
 
@@ -297,7 +229,7 @@ class NewtonBackend(WarpBackend):
         self.torch_field("joint_f")[rows] = 0.0
         if self._xfrc is not None:
             self._xfrc[ids] = 0.0
-        with self._scope():
+        with self.scope():
             self._newton.eval_fk(self.nmodel, self.state_0.joint_q, self.state_0.joint_qd, self.state_0)
         self._state_changed()
 

@@ -68,7 +68,7 @@ class NativeActuators:
         if collection.num_envs != backend.num_envs or tuple(collection.joint_names) != tuple(backend.joint_names):
             raise ValueError("NativeActuators: the collection must match the backend's num_envs and joint_names")
         self.backend = backend
-        n, nv = backend.num_envs, backend._nv
+        n, nv = backend.num_envs, backend.model.nv
         self._targets = {k: wp.zeros(n * nv, dtype=wp.float32, device=backend.wp_device) for k in ("q", "qd", "ff")}
         exporter = NewtonExporter(na, wp, backend.wp_device)
         self.actuators, self.states = [], []
@@ -94,7 +94,7 @@ class NativeActuators:
 
     def step(self, target_pos: Any = None, target_vel: Any = None, target_effort: Any = None) -> torch.Tensor:
         be, wp = self.backend, self.backend.wp
-        n, nv = be.num_envs, be._nv
+        n, nv = be.num_envs, be.model.nv
         dofs = be.joints.dof_adr
         for key, value in (("q", target_pos), ("qd", target_vel), ("ff", target_effort)):
             t = wp.to_torch(self._targets[key]).view(n, nv)
@@ -104,7 +104,7 @@ class NativeActuators:
         sim_state = {"joint_q": be.state_0.joint_q, "joint_qd": be.state_0.joint_qd}
         sim_control = {"joint_target_q": self._targets["q"], "joint_target_qd": self._targets["qd"],
                        "joint_act": self._targets["ff"], "joint_f": be.control.joint_f}
-        with be._scope():
+        with be.scope():
             be.control.joint_f.zero_()
             for i, act in enumerate(self.actuators):
                 cur, nxt = self.states[i]
