@@ -56,3 +56,36 @@ def test_no_path_outside_the_repository():
                 offenders.append(str(f.relative_to(ROOT)))
     assert not offenders, offenders
     assert Path(actuator_gym.__file__).resolve().is_relative_to(ROOT)
+
+
+def test_the_dependency_ranges_are_what_ci_runs():
+    """Every requirement of the wheel (core and extras) admits the version CI pins in
+    requirements-ci.txt, starts there, and torch / MuJoCo / Gymnasium stop before a release CI has not run."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    pins = {}
+    for line in (ROOT / "requirements-ci.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = Version(version)
+    project = PYPROJECT["project"]
+    reqs = [Requirement(r) for r in project["dependencies"]]
+    reqs += [Requirement(r) for extra in project["optional-dependencies"].values() for r in extra if "actuator-gym" not in r]
+    checked = 0
+    for r in reqs:
+        pin = pins.get(canonicalize_name(r.name))
+        if pin is None:
+            continue
+        assert pin in r.specifier, f"{r}: CI runs {r.name}=={pin}"
+        lows = [Version(s.version) for s in r.specifier if s.operator == ">="]
+        assert lows and max(lows).release[:2] == pin.release[:2], f"{r}: the range starts below the {pin} CI runs"
+        checked += 1
+    assert checked >= 20
+    core = {canonicalize_name(r.name): r.specifier for r in map(Requirement, project["dependencies"])}
+    for name in ("torch", "mujoco", "gymnasium"):
+        nxt = pins[name].release
+        assert Version(f"{nxt[0]}.{nxt[1] + 1}") not in core[name], f"{name} {core[name]} admits the next minor release"
+    assert Version("4.0.1") not in core["mujoco"]  # CI runs 4.0.0 only
