@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # `make test` also installs the built wheel here, apart from the source tree, and smoke-tests it.
 WHEEL_VENV := .venv-wheel
 
-.PHONY: demo test unit-test wheel-test bench clean
+.PHONY: demo test unit-test doc-test wheel-test bench clean
 
 $(STAMP): pyproject.toml requirements-ci.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,16 +18,23 @@ $(STAMP): pyproject.toml requirements-ci.txt
 demo: $(STAMP)
 	$(PY) -m actuator_gym demo
 
-# The installed-wheel smoke test first, then the whole suite (whose summary line closes the log).
-# The suite runs in one worker per core (pytest-xdist; each test is independent of the others' order).
+# The installed-wheel smoke test first, then every python block of README.md and docs/ as written
+# (pytest-markdown-docs: each block a whole program, run as a script in a temporary folder; conftest.py),
+# then the whole suite (whose summary line closes the log). Both run in one worker per core
+# (pytest-xdist; each test is independent of the others' order).
+DOCS  := $(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider --markdown-docs README.md docs
 SUITE := $(PY) -m pytest -n auto --dist worksteal tests
 
 test: $(STAMP)
 	@$(MAKE) --no-print-directory wheel-test
+	$(DOCS)
 	$(SUITE)
 
 unit-test: $(STAMP)
 	$(SUITE)
+
+doc-test: $(STAMP)
+	$(DOCS)
 
 # Build the wheel, install it (with the pinned dependencies) into a fresh environment, and run
 # tests_installed/ with that environment's Python from an empty temporary folder.

@@ -156,6 +156,24 @@ class Experiment:
     one filled in (the file's values over the engine's defaults)."""
 
 
+def actuator_groups(value: Any) -> Any:
+    """``actuators=`` as every door takes it (``gym.make`` / ``gym.make_vec`` and the task configs,
+    ``ActuatorWrapper``): a ``{group: config}`` mapping (returned as it is), a bundled preset's name or
+    a YAML file's path (loaded with :func:`load`), or what :func:`load` returns -- an
+    :class:`ActuatorPreset` (its groups), an :class:`Experiment` (its actuators) or a
+    :class:`ThrusterPreset` (``{name: its thruster config}``). Anything else is returned for the
+    caller's own check (which names what it takes)."""
+    if isinstance(value, (str, Path)):
+        value = load(value)
+    if isinstance(value, ActuatorPreset):
+        return dict(value.actuators)
+    if isinstance(value, Experiment) and value.actuators:
+        return dict(value.actuators)
+    if isinstance(value, ThrusterPreset):
+        return {value.name: value.thrusters}
+    return value
+
+
 def preset_dir() -> Path:
     """The folder of bundled presets.
 

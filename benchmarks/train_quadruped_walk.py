@@ -68,7 +68,7 @@ def evaluate(policy, num_envs: int, steps: int, seed: int, **task_kwargs):
     env.close()
     fig = rec.figures()
     eff, vel, sat = (np.concatenate(x) for x in (eff, vel, sat))
-    kinds = {"hip_abd": slice(0, 12, 3), "hip_flex": slice(1, 12, 3), "knee": slice(2, 12, 3)}
+    kinds = {"hip_joint": slice(0, 12, 3), "thigh_joint": slice(1, 12, 3), "calf_joint": slice(2, 12, 3)}  # abduction, flexion, knee
     fig["motors"] = {k: {"saturated_fraction": float(sat[:, s].mean()), "peak_torque": float(eff[:, s].max()),
                          "p99_torque": float(np.percentile(eff[:, s], 99)), "p99_speed": float(np.percentile(vel[:, s], 99)),
                          "peak_speed": float(vel[:, s].max())} for k, s in kinds.items()}

@@ -15,6 +15,7 @@ import torch
 
 from actuator_gym import DCMotorCfg, IdealPDActuatorCfg
 from actuator_gym.envs.ant import AntTask
+from actuator_gym.rig import ActuatorRig
 from actuator_gym.wrappers import ActuatorWrapper
 
 MODES = ("position", "velocity", "effort", "position_velocity")
@@ -174,4 +175,41 @@ def test_a_partial_reset_rewrites_the_reset_envs_targets_only():
         np.testing.assert_array_equal(after[ch][[0, 2]], before[ch][[0, 2]], err_msg=ch)  # the others untouched
     np.testing.assert_array_equal(after["position"][1, task.action_joint_ids], rest)
     assert not after["velocity"][1].any() and not after["effort"][1].any()
+    task.close()
+
+
+def test_wrapper_and_task_show_the_parameters_at_reset_and_after_a_change_only():
+    # one rule on both doors (ActuatorRig.shown): info["actuator"]["parameters"] at a reset and on the step
+    # after set_actuator_parameter changed them; the task keeps the key every call, masked (torchrl stacks infos)
+    wrapped, task = _pair("position", True, LIMITED)
+    for door in (wrapped, task):  # one rig per door, and its parts are the door's
+        assert isinstance(door.rig, ActuatorRig)
+        assert (door.action_map, door.engine, door.episode_stats) == (door.rig.action_map, door.rig.engine,
+                                                                       door.rig.episode_stats)
+    _, names = _matching(wrapped, task, "position")
+    legs = [wrapped.collection.joint_names.index(n) for n in names]  # the wrapper's group order -> the task's
+
+    def shown(w_info, t_info):
+        w = w_info["actuator"].get("parameters")
+        t_mask = bool(t_info["actuator"]["_parameters"][0])
+        assert (w is not None) == t_mask
+        if w is not None:  # the same values joint by joint
+            t = t_info["actuator"]["parameters"]["legs"]["stiffness"][0]
+            np.testing.assert_array_equal(w["legs"]["stiffness"][legs], t)
+            return t
+        return None
+
+    _, w_info = wrapped.reset(seed=0)
+    _, t_info = task.reset(seed=0)
+    np.testing.assert_array_equal(shown(w_info, t_info), np.full(8, 40.0))
+    a = np.zeros(8)
+    assert shown(wrapped.step(a)[-1], task.step(a[None])[-1]) is None
+    wrapped.set_actuator_parameter("legs", "stiffness", 55.0)
+    task.set_actuator_parameter("legs", "stiffness", 55.0)
+    np.testing.assert_array_equal(shown(wrapped.step(a)[-1], task.step(a[None])[-1]), np.full(8, 55.0))
+    assert shown(wrapped.step(a)[-1], task.step(a[None])[-1]) is None  # shown once
+    _, w_info = wrapped.reset(seed=1)
+    _, t_info = task.reset(seed=1)
+    np.testing.assert_array_equal(shown(w_info, t_info), np.full(8, 55.0))  # the new nominal over resets
+    wrapped.close()
     task.close()

@@ -142,11 +142,7 @@ def _private_reads(modules) -> list[tuple[str, int, str]]:
     return out
 
 
-ALLOWED_PRIVATE_READS = {
-    # BatchedTask's resolved model-field randomizations, read to build info["randomization"]: task.py
-    # (another helper's part of issue 32) must expose them under a public name; remove then.
-    ("actuator_gym.envs.task_info", "task._field_rands"),
-}
+ALLOWED_PRIVATE_READS: set[tuple[str, str]] = set()
 
 
 def test_no_module_reads_another_modules_private_fields():

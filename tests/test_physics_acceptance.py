@@ -140,7 +140,7 @@ def test_quadruped_stands_in_default_pose_under_default_actuators():
     q0 = task.default_joint_pos
     depth, lever = [], []
     for leg in ("FL", "RL"):  # front and rear (the right legs mirror them)
-        a, h, kn = (q0[task.joint_names.index(f"{leg}_{j}")] for j in ("hip_abd", "hip_flex", "knee"))
+        a, h, kn = (q0[task.joint_names.index(f"{leg}_{j}")] for j in ("hip_joint", "thigh_joint", "calf_joint"))
         depth.append((l_t * math.cos(h) + l_c * math.cos(h + kn)) * math.cos(a) - y_t * math.sin(abs(a)))
         lever.append(l_c * math.sin(abs(h + kn)))
     h_rigid = float(np.mean(depth)) + r_foot

@@ -50,7 +50,7 @@ from .delay import MAX_DELAY, Delay
 from .drives import Drive, DrivePD
 from .implicit import ImplicitOptions
 from .motor_physics import DCMotorPhysicsFields
-from .params import FINITE_POSITIVE, GAIN, NONNEG, POSITIVE, check_value, select_names
+from .params import FINITE_POSITIVE, GAIN, NONNEG, POSITIVE, check_value, select_names, uncovered_names
 
 __all__ = [
     "ActuatorBaseCfg",
@@ -155,12 +155,15 @@ class ActuatorBaseCfg:
 
     def __post_init__(self):
         defaults = {f.name: f.default for f in fields(self)}
+        self._written_as: dict[str, str] = {}  # field -> the Isaac Lab name the user wrote it as (for errors)
         if self.solver_side and self.effort_limit is not None and self.effort_limit_sim is None and self.joint_effort_limit is None:
             self.joint_effort_limit = self.effort_limit  # Isaac Lab 3.0: a lone effort_limit reaches the solver too
+            self._written_as["joint_effort_limit"] = "effort_limit"
         for old, new in self._DEPRECATED.items():
             value = getattr(self, old)
             if value is None:
                 continue
+            self._written_as[new] = old
             warnings.warn(
                 f"{type(self).__name__}: '{old}' is deprecated; use '{new}'", DeprecationWarning, stacklevel=3
             )
@@ -212,6 +215,21 @@ class ActuatorBaseCfg:
         for key, (default, domain) in _FIELD_DOMAINS.items():
             if key not in used and hasattr(self, key):
                 check_value(getattr(self, key), key, type(self).__name__, default=default, domain=domain)
+
+    def _check_gain_maps(self, names: list[str], group: str | None) -> None:
+        """A ``{regex: value}`` map in a numeric field must cover every joint of the group: Isaac Lab
+        leaves the joints no key matches at 0 (a limp joint, a limit of 0); we refuse them, naming the
+        field as the user wrote it (``effort_limit`` or ``actuator_effort_limit``) and the joints."""
+        cls = type(self).__name__
+        where = cls if group in (None, cls) else f"{cls} (group '{group}')"
+        for key in _FIELD_DOMAINS:
+            value, written = getattr(self, key, None), f"{where}: '{self._written_as.get(key, key)}'"
+            uncovered = uncovered_names(value, names, written) if isinstance(value, Mapping) else []
+            if uncovered:
+                raise ValueError(
+                    f"{written} = {{regex: value}} with keys {list(value)} leaves joints {uncovered} of the group "
+                    f"matched by no key; give every joint of the group a value (the group's joints: {list(names)})"
+                )
 
     def validate(self) -> None:
         """Every check :meth:`build` makes that needs no joints: ``effort_mode``, the delay fields,
@@ -284,6 +302,7 @@ class ActuatorBaseCfg:
         self._check_delay_fields()
         options = self._stable_pd_options()
         names = self.select_joints(joint_names)
+        self._check_gain_maps(names, kwargs.get("name"))
         resolved = resolve_cfg(self, names, asset)
         recipe = resolved.recipe()
         aliases = recipe.pop("aliases", {})
@@ -468,7 +487,7 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
     """Any recipe of parts as a config, so hand-composed models (Newton's vocabulary) join
     collections, wrappers and tasks like the named ones::
 
-        ComposedActuatorCfg(joint_names_expr=[".*_knee"], drive=DrivePID(kp=15.0, ki=4.0, kd=1.0),
+        ComposedActuatorCfg(joint_names_expr=[".*_calf_joint"], drive=DrivePID(kp=15.0, ki=4.0, kd=1.0),
                             clamping=[ClampingMaxEffort(max_effort=2.5)])
 
     The parameters live in the parts; the PD fields of the base config (``stiffness``, ``damping``,

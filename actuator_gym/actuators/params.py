@@ -6,9 +6,9 @@ A per-joint parameter may be given as
 * a sequence / array / tensor of shape ``(num_joints,)`` -- one value per joint;
 * a tensor of shape ``(num_envs, num_joints)`` -- one value per env and joint;
 * a dict ``{regex: value}`` -- keys full-matched against the group's joint names; values are
-  numbers or distributions. A joint matched by two keys, or a key matching no joint, is a
-  ``ValueError``. Joints matched by no key take the parameter's **default** (gains 0, limits +inf)
-  and a warning names them (Isaac Lab silently uses 0, which makes a limit of 0);
+  numbers or distributions. A joint matched by two keys, a key matching no joint, or a joint
+  matched by no key is a ``ValueError`` naming them (Isaac Lab silently leaves an unmatched joint
+  at 0: a limp joint, a limit of 0);
 * a :class:`~actuator_gym.randomization.Distribution` -- re-sampled per env at every reset.
 
 The resolved values are ``(num_envs, num_joints)`` tensors (:attr:`Param.values`).
@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -45,6 +44,7 @@ __all__ = [
     "check_value",
     "match_names",
     "select_names",
+    "uncovered_names",
 ]
 
 
@@ -131,6 +131,18 @@ class BindContext:
     generator: EnvStreams
     """The model's per-env random streams (env axis of every draw: the model's envs)."""
     owner: str = "actuator"
+
+
+def uncovered_names(mapping: Mapping[str, Any], names: Sequence[str], what: str) -> list[str]:
+    """The ``names`` no key of a ``{regex: value}`` map full-matches (in ``names`` order); a key that
+    matches no name is a ``ValueError`` naming it."""
+    covered: set[int] = set()
+    for key in mapping:
+        cols = match_names([key], names, what)
+        if not cols:
+            raise ValueError(f"{what}: key {key!r} matches no joint of the group; joints are {list(names)}")
+        covered.update(cols)
+    return [n for i, n in enumerate(names) if i not in covered]
 
 
 def match_names(patterns: Sequence[str], names: Sequence[str], what: str) -> list[int]:
@@ -267,15 +279,11 @@ class Param:
             else:
                 self.nominal[:, idx] = _number(value, f"{self._where}: value for key {key!r}", "a number or a Distribution")
         missing = [names[i] for i in range(len(names)) if i not in claimed]
-        if missing and math.isnan(default):
+        if missing:  # Isaac Lab leaves them at 0: a limp joint, a limit of 0
+            required = ", and the parameter has no default (it is required)" if math.isnan(default) else ""
             raise ValueError(
-                f"{self._where}: joints {missing} are matched by no key, and the parameter has no default "
-                f"(it is required); give them a value (keys {list(raw)})"
-            )
-        if missing:
-            warnings.warn(
-                f"{self._where}: joints {missing} are matched by no key; they use the default {default}",
-                stacklevel=4,
+                f"{self._where}: joints {missing} are matched by no key{required}; give every joint a value "
+                f"(keys {list(raw)}, joints {list(names)})"
             )
 
     def _resolve_array(self, raw: Any) -> None:

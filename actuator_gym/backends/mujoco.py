@@ -20,6 +20,7 @@ The MuJoCo-specific helpers for solver-side (implicit) actuators live here too:
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Sequence
 
 import mujoco
@@ -29,7 +30,7 @@ import torch
 from .base import JointInfo, PhysicsBackend
 from .mujoco_dynamics import MassMatrixTerms
 
-__all__ = ["MujocoBackend", "OffscreenRenderer", "joint_info", "one_dof_joint_names", "actuated_joints", "DIVERGED",
+__all__ = ["MujocoBackend", "OffscreenRenderer", "joint_info", "one_dof_joint_names", "actuated_joints", "candidate_joints", "DIVERGED",
            "take_diverged"]
 
 _HINGE = int(mujoco.mjtJoint.mjJNT_HINGE)
@@ -116,6 +117,35 @@ def actuated_joints(model: mujoco.MjModel) -> list[tuple[int, str]]:
         j = int(model.actuator_trnid[a, 0])
         if int(model.jnt_type[j]) in _KIND:
             out.append((a, _joint_name(model, j)))
+    return out
+
+
+def candidate_joints(model: mujoco.MjModel, patterns: Sequence[str] | str | None, owner: str) -> list[str]:
+    """The joints ``patterns`` names (regexes full-matched against the model's joint names, in the
+    patterns' order; each must match) or, for None, the joints the model's own actuators drive, in
+    actuator order; a ``ValueError`` / ``TypeError`` naming ``owner`` otherwise."""
+    if patterns is None:
+        cand = list(dict.fromkeys(name for _, name in actuated_joints(model)))
+        if not cand:
+            raise ValueError(f"{owner}: the env's MuJoCo actuators drive no hinge/slide joint; pass joints=[...]")
+        return cand
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
+        raise TypeError(f"{owner}: joints must be a list of regex strings (or None), got {patterns!r}")
+    if not patterns:
+        raise ValueError(f"{owner}: joints must name at least one joint (or be None: the env's actuated joints)")
+    names = [_joint_name(model, j) for j in range(model.njnt)]
+    out: list[str] = []
+    for p in patterns:
+        try:
+            rx = re.compile(p)
+        except re.error as exc:
+            raise ValueError(f"{owner}: joints: invalid regular expression {p!r}: {exc}") from None
+        hits = [n for n in names if rx.fullmatch(n)]
+        if not hits:
+            raise ValueError(f"{owner}: joints: {p!r} matches no joint of the model; joints are {names}")
+        out += [h for h in hits if h not in out]
     return out
 
 

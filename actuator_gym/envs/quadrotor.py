@@ -320,6 +320,7 @@ class QuadrotorCfg(TaskCfg):
     """[rad]: crash when tilted more than this."""
 
     def __post_init__(self):
+        super().__post_init__()
         if isinstance(self.actuators, ThrusterCfg):  # actuators=ThrusterCfg(...) is {"rotors": it}
             self.actuators = {"rotors": self.actuators}
 

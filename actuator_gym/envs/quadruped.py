@@ -1,8 +1,9 @@
 """Quadruped locomotion with real motors: a Go1/A1-class robot tracking a velocity command.
 
 The model is written here in Python (:func:`quadruped_mjcf`): a 0.38 x 0.20 x 0.11 m trunk, four
-legs with hip abduction, hip flexion and knee hinges (``FL_hip_abd, FL_hip_flex, FL_knee, FR_...,
-RL_..., RR_...``), 0.213 m thighs and calves, sphere feet, a flat floor; about 12.4 kg in total.
+legs with hip abduction, hip flexion and knee hinges (Unitree's names: ``FL_hip_joint, FL_thigh_joint,
+FL_calf_joint, FR_..., RL_..., RR_...``), 0.213 m thighs and calves, sphere feet, a flat floor; about
+12.4 kg in total.
 
 Physics runs at 200 Hz (``dt = 0.005 s``); the policy acts at 50 Hz (decimation 4). The actuators
 are recomputed at every physics substep from the measured joint state:

@@ -12,9 +12,10 @@ __all__ = ["LEG_NAMES", "JOINT_NAMES", "DEFAULT_JOINT_POS", "JOINT_RANGES", "Qua
 
 LEG_NAMES = ("FL", "FR", "RL", "RR")
 """Front-left, front-right, rear-left, rear-right."""
-_JOINT_SUFFIXES = ("hip_abd", "hip_flex", "knee")
+_JOINT_SUFFIXES = ("hip_joint", "thigh_joint", "calf_joint")
 JOINT_NAMES = tuple(f"{leg}_{s}" for leg in LEG_NAMES for s in _JOINT_SUFFIXES)
-"""The 12 actuated joints in model order: ``FL_hip_abd, FL_hip_flex, FL_knee, FR_hip_abd, ...``."""
+"""The 12 actuated joints in model order, Unitree's names: ``FL_hip_joint`` (abduction), ``FL_thigh_joint``
+(hip flexion), ``FL_calf_joint`` (knee), ``FR_hip_joint``, ...; Isaac Lab's Unitree configs match them."""
 
 
 
@@ -22,9 +23,9 @@ def _default_angle(leg: str, suffix: str) -> float:
     # abduction +0.1 rad outward on the left, -0.1 on the right (axis +x); hip flexion positive
     # swings the foot backwards (axis +y): 0.8 front, 1.0 rear (rear feet further back, which keeps
     # the compliant stance from sitting back); knee -1.5 folds the calf forward (knees point back).
-    if suffix == "hip_abd":
+    if suffix == "hip_joint":
         return 0.1 if leg[1] == "L" else -0.1
-    if suffix == "hip_flex":
+    if suffix == "thigh_joint":
         return 0.8 if leg[0] == "F" else 1.0
     return -1.5
 
@@ -32,8 +33,9 @@ def _default_angle(leg: str, suffix: str) -> float:
 DEFAULT_JOINT_POS = tuple(_default_angle(leg, s) for leg in LEG_NAMES for s in _JOINT_SUFFIXES)
 """Default standing pose [rad], ``(12,)`` in :data:`JOINT_NAMES` order."""
 
-JOINT_RANGES = {"hip_abd": (-0.80, 0.80), "hip_flex": (-1.05, 3.50), "knee": (-2.70, -0.90)}
-"""Hinge limits [rad] by joint kind (the model's ``range``)."""
+JOINT_RANGES = {"hip_joint": (-0.80, 0.80), "thigh_joint": (-1.05, 3.50), "calf_joint": (-2.70, -0.90)}
+"""Hinge limits [rad] by joint kind (the joint name after ``FL_``; the model's ``range``): abduction, hip
+flexion, knee."""
 
 
 @dataclass(frozen=True)
@@ -94,15 +96,15 @@ def quadruped_mjcf(geometry: QuadrupedGeometry | None = None, timestep: float = 
         legs.append(
             f"""
       <body name="{leg}_hip" pos="{sx * g.hip_offset[0]:.4f} {sy * g.hip_offset[1]:.4f} 0">
-        <joint name="{leg}_hip_abd" axis="1 0 0" range="{r['hip_abd'][0]} {r['hip_abd'][1]}"/>
+        <joint name="{leg}_hip_joint" axis="1 0 0" range="{r['hip_joint'][0]} {r['hip_joint'][1]}"/>
         <geom name="{leg}_hip" type="cylinder" size="0.04 0.025" pos="0 {sy * 0.035:.4f} 0"
               zaxis="0 1 0" mass="{g.hip_mass}" contype="0" conaffinity="0" material="motor"/>
         <body name="{leg}_thigh" pos="0 {sy * g.thigh_offset:.4f} 0">
-          <joint name="{leg}_hip_flex" axis="0 1 0" range="{r['hip_flex'][0]} {r['hip_flex'][1]}"/>
+          <joint name="{leg}_thigh_joint" axis="0 1 0" range="{r['thigh_joint'][0]} {r['thigh_joint'][1]}"/>
           <geom name="{leg}_thigh" type="capsule" fromto="0 0 0 0 0 {-g.thigh_length:.4f}" size="0.022"
                 mass="{g.thigh_mass}" material="limb"/>
           <body name="{leg}_calf" pos="0 0 {-g.thigh_length:.4f}">
-            <joint name="{leg}_knee" axis="0 1 0" range="{r['knee'][0]} {r['knee'][1]}"/>
+            <joint name="{leg}_calf_joint" axis="0 1 0" range="{r['calf_joint'][0]} {r['calf_joint'][1]}"/>
             <geom name="{leg}_calf" type="capsule" fromto="0 0 0 0 0 {-g.calf_length + g.foot_radius:.4f}"
                   size="0.013" mass="{g.calf_mass}" material="limb"/>
             <geom name="{leg}_foot" type="sphere" pos="0 0 {-g.calf_length:.4f}" size="{g.foot_radius}"

@@ -100,13 +100,14 @@ def quadruped_mirror(joint_names, action_joints) -> "MirrorSpec":
     Under the reflection y -> -y the body-frame linear velocity, the gravity direction and the
     commanded velocity keep x and z and flip y; the angular velocity (a pseudovector) and the yaw-rate
     command flip x and z; left and right legs exchange their joints, and the abduction angles (axis x)
-    change sign while the flexion and knee angles (axis y) do not. ``joint_names``: the observed joints
+    (``*_hip_joint``) change sign while the flexion and knee angles (``*_thigh_joint``, ``*_calf_joint``,
+    axis y) do not. ``joint_names``: the observed joints
     in model order; ``action_joints``: the actions' joints (each set must hold every joint's mirror).
     """
     from .symmetry import MirrorSpec, joint_mirror
 
-    j_idx, j_sign = joint_mirror(joint_names, LEFT_RIGHT_SWAP, ("_hip_abd",))
-    a_idx, a_sign = joint_mirror(action_joints, LEFT_RIGHT_SWAP, ("_hip_abd",))
+    j_idx, j_sign = joint_mirror(joint_names, LEFT_RIGHT_SWAP, ("_hip_joint",))
+    a_idx, a_sign = joint_mirror(action_joints, LEFT_RIGHT_SWAP, ("_hip_joint",))
     L = OBS_LAYOUT
     nj, na = len(j_idx), len(a_idx)
     if (nj, nj, na) != tuple(L[k].stop - L[k].start for k in ("joint_pos", "joint_vel", "last_action")):

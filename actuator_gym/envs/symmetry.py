@@ -95,7 +95,7 @@ class MirrorSpec:
 def joint_mirror(joint_names: Sequence[str], swap: Sequence[tuple[str, str]], negate: Sequence[str]) -> tuple[list[int], list[float]]:
     """Index and sign of a per-joint block: joint names with the substrings of each ``swap`` pair
     exchanged (e.g. ``("FL_", "FR_")``) name the mirrored joint; joints containing a substring of
-    ``negate`` (e.g. ``"_hip_abd"``) change sign. Raises ``ValueError`` naming a joint whose mirror
+    ``negate`` (e.g. ``"_hip_joint"``) change sign. Raises ``ValueError`` naming a joint whose mirror
     is not in ``joint_names``."""
     names = list(joint_names)
     index, sign = [], []

@@ -53,7 +53,7 @@ each joint's reachable targets (joint range, or +-the actuator's limit);
 ``add_substep_callback(fn)`` registers ``fn(task, substep_index)`` called after every substep
 (recorders, per-substep tests).
 
-Episodes last ``round(cfg.episode_length_s / dt)`` control steps, or ``max_episode_steps`` if smaller
+Episodes last ``round(cfg.episode_length_s / dt)`` control steps, or ``max_episode_steps`` where given
 (``truncated``; ``cfg.random_episode_start``: the first episodes at random clocks). Autoreset follows ``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default: the step
 after an episode ends resets that env, its action is ignored, reward 0), ``SAME_STEP`` (ended envs
 reset in the same step; ``info["final_obs"]`` (object array) / ``info["final_info"]`` hold their last
@@ -115,13 +115,14 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import check_num_envs, is_int, real_array
 from ..collection import ActuatorCollection
-from ..episode_stats import EpisodeStats, with_episode_scalars
-from ..groups import ActuatorGroups, split_groups
+from ..episode_stats import with_episode_scalars
+from ..groups import split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
 from ..rig.native import NativeSide, group_execution, resolve_execution
-from ..rig.substep import SubstepEngine, TorchJointState
-from .task_actions import action_info, task_action_map
+from ..rig.rig import ActuatorRig
+from ..rig.substep import TorchJointState
+from .task_actions import action_info, task_action_spec
 from .task_info import masked_info, vector_info, with_finals
 from .task_joints import MjcfJoints, write_joint_properties
 from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
@@ -230,25 +231,22 @@ class BatchedTask(VectorEnv, SubEnvCalls):
             [self.rotor_group(g, c, s) for (g, c), s in zip(rotor_cfgs.items(), rotor_group_seeds(seeds, len(rotor_cfgs), num_envs))],
             self.decimation, self.physics_dt)
         """The rotor groups (None: the task has only joint groups)."""
-        self.actuators = ActuatorGroups(self.collection, self.rotors)
-        """Every actuator group, both kinds: one ``reset`` / ``seed`` / ``parameters``."""
         check_mass_matrix(self.collection, self.backend, backend, owner)  # Stable-PD and implicit groups: M^-1
-        self._setup_actions()
-        self._field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
-
+        self.field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
+        """The resolved model-field randomizations (``cfg.model_randomization``): ``info["randomization"]``."""
+        self.rig = self._make_rig()
+        """The rig (:class:`~actuator_gym.rig.ActuatorRig`): groups, action map, engine, episode statistics."""
+        self.actuators, self.action_map, self.engine = self.rig.groups, self.rig.action_map, self.rig.engine
+        self.episode_stats = self.rig.episode_stats
+        self.action_joint_ids, self._act_low, self._act_high = self.action_map.joint_ids, self.action_map.low, self.action_map.high
         n = self.num_envs
         self.actions = np.zeros((n, self.num_actions))
         self.episode_step = np.zeros(n, dtype=np.int64)
-        self.engine = self._make_engine()
-        """The substep engine running the actuators every substep (:mod:`actuator_gym.rig.substep`)."""
-        self.telemetry = {k: np.zeros_like(v) for k, v in self.engine.telemetry().items()}
+        self.telemetry = self.rig.keep_telemetry()
         """The last control step's telemetry (joints: :data:`~actuator_gym.substep.TELEMETRY`; rotors:
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
-        self.episode_stats = EpisodeStats.of(n, self.collection, self.rotors)  # info["actuator_episode"]
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset, self.physics_diverged = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)  # info["physics_diverged"]
-        self.parameters_changed = np.zeros(n, dtype=bool)
-        """Envs whose actuator parameters :meth:`set_actuator_parameter` changed since the last ``info``."""
         self.streams, self._field_streams = (EnvStreams(n, derive_seeds(seeds, t), owner=owner) for t in (TASK_STREAM, FIELD_STREAM))
         self.metadata = {**type(self).metadata, "autoreset_mode": mode, "render_fps": int(round(1.0 / self.dt))}
         self.render_env_ids: Sequence[int] = tuple(range(min(n, 8)))
@@ -435,7 +433,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
 
     def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force, both kinds of group."""
-        return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.actuators.parameters().items()}
+        return self.rig.parameters()
 
     def set_actuator_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joints: Any = None) -> None:
         """Set parameter ``name`` of ``group`` for ``env_ids`` (None = all) and the group's ``joints``
@@ -443,18 +441,9 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         domain (nothing changes on error), in force from the next substep, in the next ``info``'s
         ``["actuator"]["parameters"]`` for those envs, and the new nominal over later resets
         (docs/actuators.md, "Changing parameters at run time")."""
-        self.actuators.set_parameter(group, name, value, env_ids=env_ids, joint_ids=joints)
-        self.engine.parameters_changed(None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu()))
-        self.parameters_changed[slice(None) if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())] = True
+        self.rig.set_parameter(group, name, value, env_ids=env_ids, joints=joints)
 
     # -- internals ----------------------------------------------------------------------------
-    def _setup_actions(self) -> None:
-        """The action map (:class:`~actuator_gym.actions.ActionMap`), writing into the joint groups' targets."""
-        self.action_map = m = task_action_map(self)
-        """The action map (:mod:`actuator_gym.actions`: the wrapper's rules)."""
-        m.bind(None if self.collection is None else self.collection.target_command)
-        self.action_joint_ids, self._act_low, self._act_high = m.joint_ids, m.low, m.high
-
     @property
     def action_scale(self) -> np.ndarray:
         """``(num_actions,)`` target units per action unit, per action element (a copy)."""
@@ -491,26 +480,24 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         override must still call :meth:`notify_substep` after every substep so substep callbacks
         keep working.
         """
-        self.engine.advance(after=self.notify_substep)  # whatever runs (explicit, captured, native, mixed)
-        for key, value in self.engine.telemetry().items():
-            self.telemetry[key][:] = value
+        self.rig.advance(after=self.notify_substep)  # whatever runs (explicit, captured, native, mixed)
 
-    def _make_engine(self) -> SubstepEngine:
-        """The engine over this task's backend: numpy views on CPU (and native groups); on a device,
+    def _make_rig(self) -> ActuatorRig:
+        """The rig over this task's backend: numpy views on CPU (and native groups); on a device,
         torch views, the actuator part replayed from a CUDA graph where the collection allows it."""
         be, coll, on_device = self.backend, self.collection, self._on_device
         state = TorchJointState(be, coll.applied_effort) if on_device and coll is not None else be
-        return SubstepEngine(coll, state, self.physics_dt, self.decimation, native=self.native,
-                             participants=[self.rotors] if self.rotors is not None else [],
-                             capture="auto" if on_device else None)
+        return ActuatorRig(coll, self.rotors, state, task_action_spec(self, coll), physics_dt=self.physics_dt,
+                           num_substeps=self.decimation, native=self.native, capture="auto" if on_device else None,
+                           owner=type(self.cfg).__name__)
 
     def _reset_envs(self, ids: np.ndarray, full: bool = False) -> None:  # full: every env, no reset_mask
         ids = np.asarray(ids, dtype=np.int64)
         if ids.size == 0:
             return
-        for fr in self._field_rands:
+        for fr in self.field_rands:
             fr.apply(ids, self._field_streams)
-        if any(fr.needs_const for fr in self._field_rands):
+        if any(fr.needs_const for fr in self.field_rands):
             self.backend.set_const(ids)
         self.actuators.reset(torch.from_numpy(ids).to(self.device if self._on_device else "cpu"))
         state = self.sample_reset(ids, self.streams.for_envs(ids)) or {}
@@ -521,14 +508,10 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if qpos is None:
             qpos = np.broadcast_to(self.model.qpos0, (len(ids), self.model.nq))
         self.backend.reset_envs(ids, qpos=qpos, qvel=state.get("qvel"), act=state.get("act"))
-        self.engine.reset_envs(ids)  # native groups: the values in force into the worlds' fields
-        self.action_map.reset(ids)  # the joint targets (rotor groups hold their own)
+        self.rig.reset(ids)  # native values into the worlds' fields, the joint targets, episode statistics, telemetry
         self.actions[ids] = 0.0
         start = full and self.cfg.random_episode_start  # the clocks drawn after the state, from the same streams
         self.episode_step[ids] = random_episode_clocks(self.streams, ids, self.max_episode_steps) if start else 0
-        self.episode_stats.reset(ids)
-        for v in self.telemetry.values():
-            v[ids] = 0
         self._autoreset[ids] = self.physics_diverged[ids] = False
 
     def _observe_checked(self) -> np.ndarray:

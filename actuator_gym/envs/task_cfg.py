@@ -30,6 +30,7 @@ from .._checks import (
     real_array,
 )
 from ..actions import ACTION_MODES, check_action_mode, given_options, use_normalized
+from ..configs import actuator_groups
 from ..randomization import Distribution
 from ..streams import EnvStreams
 
@@ -155,6 +156,9 @@ class TaskCfg:
         """Directory for relative asset paths (the MJCF file's directory, if it is a path)."""
         return os.path.dirname(os.path.abspath(self.mjcf)) if self.mjcf and "<mujoco" not in self.mjcf else None
 
+    def __post_init__(self) -> None:
+        self.actuators = actuator_groups(self.actuators)  # a preset's name, a YAML path or configs.load(...) too
+
     def validate(self) -> None:
         """Check every field (``TypeError`` / ``ValueError`` naming the field); subclasses extend it."""
         name = type(self).__name__
@@ -165,7 +169,8 @@ class TaskCfg:
         check_bool(self.random_episode_start, "random_episode_start", name)
         check_action_mode(self.action_mode, name, self.action_modes)
         if not isinstance(self.actuators, Mapping) or not self.actuators:
-            raise ValueError(f"{name}: actuators must be a non-empty {{group: actuator cfg}} mapping")
+            raise ValueError(f"{name}: actuators must be a non-empty {{group: actuator cfg}} mapping, a bundled preset's "
+                             f"name, a YAML preset's path or what actuator_gym.configs.load returns; got {self.actuators!r}")
         joints = [self.action_joints] if isinstance(self.action_joints, str) else self.action_joints
         if not isinstance(joints, (list, tuple)) or not all(isinstance(j, str) for j in joints):
             raise TypeError(f"{name}: action_joints must be a list of regex strings, got {self.action_joints!r}")

@@ -3,8 +3,9 @@
 Split from :mod:`actuator_gym.envs.task` (one mechanism each, used by the task and its single-env
 view):
 
-* :func:`episode_limit`: the episode length in control steps, from ``episode_length_s`` and
-  Gymnasium's ``max_episode_steps`` (``make_vec(id, max_episode_steps=K)``): the smaller wins.
+* :func:`episode_limit`: the episode length in control steps: Gymnasium's ``max_episode_steps``
+  (``make_vec(id, max_episode_steps=K)``) where given, above or below the task's own
+  ``episode_length_s``, else that length.
 * :class:`LimitedSpec`: the env's ``spec`` (which ``gymnasium.make`` / ``make_vec`` assign) read
   back with ``max_episode_steps`` set to the limit the env really applies.
 * :func:`check_not_ended`: in ``AutoresetMode.DISABLED`` a sub-environment whose episode ended must
@@ -45,9 +46,9 @@ MAX_EPISODE_STEPS = 2**62
 
 
 def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, owner: str) -> int:
-    """Control steps per episode: ``round(episode_length_s / dt)`` (at least 1), or
-    ``max_episode_steps`` where that is smaller (Gymnasium's keyword: a maximum; None or -1: none,
-    as ``gymnasium.make`` reads -1)."""
+    """Control steps per episode: ``max_episode_steps`` where given (Gymnasium's keyword: the episode
+    length, above or below the task's own), else ``round(episode_length_s / dt)`` (at least 1; also
+    for None or -1, as ``gymnasium.make`` reads -1: no limit besides the task's)."""
     steps = episode_length_s / dt
     if not steps < MAX_EPISODE_STEPS:
         raise ValueError(
@@ -62,7 +63,7 @@ def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, ow
             f"{owner}: max_episode_steps must be an int in [1, 2**62) (or None / -1: no limit besides "
             f"episode_length_s), got {max_episode_steps!r}"
         )
-    return min(limit, int(max_episode_steps))
+    return int(max_episode_steps)
 
 
 def random_episode_clocks(streams: Any, ids: Any, limit: int) -> Any:

@@ -112,7 +112,7 @@ def make_task_env(task_cls: type | str, env_cls: type | str | None = None, **kwa
 
 def make_task_vec(task_cls: type | str, num_envs: int = 1, **kwargs: Any) -> BatchedTask:
     """Vector entry point: ``task_cls(num_envs=num_envs, **kwargs)``; ``gymnasium.make_vec`` passes its
-    ``max_episode_steps`` here (the task truncates at ``min(max_episode_steps, episode_length_s / dt)``)."""
+    ``max_episode_steps`` here: the episode length, above or below ``episode_length_s / dt``."""
     return _load(task_cls)(num_envs=num_envs, **kwargs)
 
 

@@ -41,10 +41,9 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
     if task.native is not None:  # motor_temperature, motor_current (native DC-motor extras only)
         for key, value in task.native.motor_telemetry.items():
             act[key], act["_" + key] = value.copy(), everyone.copy()
-    shown = reset | task.parameters_changed  # reset envs, and envs whose parameters were set
-    task.parameters_changed[:] = False
+    shown = task.rig.shown(reset)  # the one rule (the wrapper's too): reset envs, and envs whose parameters were set
     params: dict[str, Any] = {}  # in every info (see above): the values in force, masked
-    for g, p in task.actuator_parameters().items():
+    for g, p in task.rig.parameters().items():
         gd = {}
         for k, v in p.items():
             gd[k], gd["_" + k] = v, shown.copy()
@@ -53,9 +52,9 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
     info: dict[str, Any] = {"actuator": act, "_actuator": everyone.copy()}
     ended = np.zeros(n, bool) if ended is None else ended
     info[EPISODE_INFO_KEY], info["_" + EPISODE_INFO_KEY] = task.episode_stats.record(ended), ended.copy()
-    if task._field_rands:
+    if task.field_rands:
         rd = {}
-        for fr in task._field_rands:
+        for fr in task.field_rands:
             rd[fr.label], rd["_" + fr.label] = fr.current(), reset.copy()
         info["randomization"], info["_randomization"] = rd, reset.copy()
     info["physics_diverged"], info["_physics_diverged"] = task.physics_diverged.copy(), everyone.copy()

@@ -17,7 +17,7 @@ from ..actuators import models as M
 from ..envs.pendulum import HOLDING_TORQUE, PendulumTask
 
 __all__ = [
-    "Recording", "record_pendulum", "step_metrics", "diverged", "divergence_substep", "until_divergence", "SWEEPS", "sweep_cases", "demo_cases", "dc_envelope",
+    "Recording", "record_pendulum", "step_metrics", "settled", "diverged", "divergence_substep", "until_divergence", "SWEEPS", "sweep_cases", "demo_cases", "dc_envelope",
 ]
 
 DIVERGED_SPEED = 1e4
@@ -91,13 +91,31 @@ def record_pendulum(
     return rec
 
 
-def step_metrics(rec: Recording, settle_window_s: float = 0.5) -> dict[str, float]:
+SETTLE_BAND = 0.02
+"""Share of the step: a response has settled when, over the last :data:`SETTLE_TAIL` of the window,
+it stays within ``SETTLE_BAND * |step|`` of its final value."""
+SETTLE_TAIL = 0.2
+"""Share of the recorded window (after the step) over which :func:`settled` looks."""
+
+
+def settled(rec: Recording) -> bool:
+    """Whether the response came to rest: over the last :data:`SETTLE_TAIL` of the window every ``q``
+    is within ``SETTLE_BAND * |step|`` of the last one (a still oscillating, drifting or diverged
+    response has not; one resting away from the target, e.g. stalled, has)."""
+    step = abs(rec.target - getattr(rec, "q0", 0.0)) or 1.0
+    tail = rec.q[-max(1, int(round(SETTLE_TAIL * len(rec.q)))):]
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.abs(tail - tail[-1]) <= SETTLE_BAND * step))
+
+
+def step_metrics(rec: Recording, settle_window_s: float = 0.5) -> dict[str, Any]:
     """Step-response figures of a recording.
 
     response_time [s]: from the step command to 10 % of the step (latency shows here);
     rise_time [s]: from 10 % to 90 % of the step (nan if 90 % is never reached);
-    overshoot [%]: peak beyond the target, as a share of the step; steady_error [rad]: mean
-    ``|target - q|`` over the last ``settle_window_s``; peak_effort [N·m]: max ``|applied|``;
+    overshoot [%]: peak beyond the target, as a share of the step; settled: :func:`settled`;
+    steady_error [rad]: mean ``|target - q|`` over the last ``settle_window_s`` of a settled
+    response (nan when it did not settle); peak_effort [N·m]: max ``|applied|``;
     energy [J]: ``sum |applied * qd| * dt`` (mechanical work done by the motor, both signs counted);
     final_angle [deg].
     """
@@ -109,11 +127,13 @@ def step_metrics(rec: Recording, settle_window_s: float = 0.5) -> dict[str, floa
     rise = float(rec.t[i90] - rec.t[i10]) if (i10 is not None and i90 is not None) else float("nan")
     overshoot = float(max(0.0, (frac.max() - 1.0) * 100.0))
     n_tail = max(1, int(round(settle_window_s / rec.physics_dt)))
-    steady = float(np.mean(np.abs(rec.target - rec.q[-n_tail:])))
+    rest = settled(rec)
+    steady = float(np.mean(np.abs(rec.target - rec.q[-n_tail:]))) if rest else float("nan")
     return {
         "response_time_s": float(rec.t[i10]) if i10 is not None else float("nan"),
         "rise_time_s": rise,
         "overshoot_pct": overshoot,
+        "settled": rest,
         "steady_error_rad": steady,
         "peak_effort_Nm": float(np.max(np.abs(rec.applied_effort))),
         "energy_J": float(np.sum(np.abs(rec.applied_effort * rec.qd)) * rec.physics_dt),

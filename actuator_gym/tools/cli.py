@@ -7,6 +7,7 @@
     actuator-gym train --task ID ...       PPO (--engine sb3 | rsl_rl | ray) with a learning curve and a saved policy
     actuator-gym fit DATA ...              train an actuator network from logged data and export it
     actuator-gym transfer FILE             sim-to-sim transfer benchmark: train x held-out hardware matrix
+    actuator-gym export --policy DIR ...   a saved policy as ONNX / TorchScript for a robot, with its layout
 
 Every error ends in one line ``actuator-gym: error: ...`` and exit status 2 (``--debug`` shows the
 traceback).
@@ -112,7 +113,7 @@ def cmd_demo(args) -> int:
     cases = analysis.demo_cases()
     recs = [analysis.record_pendulum(cfgs, target=target, seconds=args.seconds, label=label, seed=args.seed)
             for label, cfgs in _progress(cases.items(), "pendulum runs", total=len(cases))]
-    rows = [{"model": r.label, **analysis.step_metrics(r)} for r in recs]
+    rows = [_settling_cells({"model": r.label, **analysis.step_metrics(r)}) for r in recs]
     files = [
         plots.step_responses(recs, out / "step_response.png", f"Pendulum step to {args.target_deg:g} deg under four actuator models"),
         plots.efforts(recs, out / "effort.png", "Effort over time"),
@@ -126,7 +127,7 @@ def cmd_demo(args) -> int:
     files.append(write_csv(out / "summary.csv", rows))
     print(f"Pendulum (0.6 kg at 0.5 m, holding torque {analysis.HOLDING_TORQUE:.2f} N·m at horizontal), "
           f"step command 0 -> {args.target_deg:g} deg, {args.seconds:g} s at 360 Hz:\n")
-    _print_table(rows)
+    _print_step_table(rows)
     print(f"\nWrote {len(files)} files to {out}/ in {time.perf_counter() - t0:.1f} s:")
     for f in files:
         print(f"  {f}")
@@ -150,16 +151,32 @@ def cmd_sweep(args) -> int:
         if args.param == "implicit":  # a diverged run's step metrics are meaningless: nan
             bad = analysis.diverged(r)
             row = {"case": label, "diverged": bad, **{k: (float("nan") if bad else v) for k, v in row.items() if k != "case"}}
-        rows.append(row)
+        rows.append(_settling_cells(row))
     ylim = (min(-10.0, args.target_deg - 100.0), args.target_deg + 100.0) if args.param == "implicit" else None
     if args.param == "implicit":
         recs = [analysis.until_divergence(r) for r in recs]  # a diverged trace stops where it blew up
     png = plots.step_responses(recs, out / f"sweep_{args.param}.png",
                                f"Pendulum: {args.param} sweep (step to {args.target_deg:g} deg)", ylim=ylim)
     csv_path = write_csv(out / f"sweep_{args.param}.csv", rows)
-    _print_table(rows)
+    _print_step_table(rows)
     print(f"\nWrote {png} and {csv_path}")
     return 0
+
+
+def _settling_cells(row: dict[str, Any]) -> dict[str, Any]:
+    """A step-metrics row as the CSV holds it: ``settled`` yes / no, ``steady_error_rad`` empty unless
+    the response settled (``analysis.settled``; a diverged run has not)."""
+    ok = row.get("settled") is True
+    return {**row, "settled": "yes" if ok else "no", **({} if ok else {"steady_error_rad": ""})}
+
+
+def _print_step_table(rows: list[dict[str, Any]]) -> None:
+    from .analysis import SETTLE_BAND, SETTLE_TAIL
+
+    _print_table([{k: ("not settled" if k == "steady_error_rad" and v == "" else v) for k, v in r.items()} for r in rows])
+    print(f"\nsteady_error_rad: mean |target - q| over the last 0.5 s, only for responses that settled (stayed within "
+          f"{SETTLE_BAND:.0%} of the step over the last {SETTLE_TAIL:.0%} of the run); 'not settled': still moving, "
+          f"no steady error (the CSV cell is empty)")
 
 
 # -- rollout -----------------------------------------------------------------------------------
@@ -180,7 +197,7 @@ def _policy(spec: str, env, seed: int):
 
 
 def cmd_rollout(args) -> int:
-    from . import plots
+    from . import plots, telemetry
     from .training import make_env
 
     task, actuators, kwargs, seed = _task_from_args(args, _experiment(args))
@@ -213,6 +230,7 @@ def cmd_rollout(args) -> int:
         if term or trunc:
             episodes += 1
             obs, info = env.reset()
+    names, dc_groups = telemetry.names(env), telemetry.dc_motor_groups(env)
     env.close()
     steps = len(log["reward"])
     t = np.arange(1, steps + 1) * dt
@@ -220,18 +238,22 @@ def cmd_rollout(args) -> int:
     clear_outputs(out, ROLLOUT_OUTPUTS)  # an earlier rollout's files (e.g. its video), before this one writes
     with atomic_path(out / "telemetry.npz") as tmp:
         np.savez_compressed(tmp, t=t, **arrays)
+    keys = [k for k in ("joint_pos", "applied_effort", "applied_thrust") if k in arrays]
+    columns = {k: telemetry.column_names(k, arrays[k][0].size, names) for k in keys}
     rows = []
     for i in range(steps):
         row: dict[str, Any] = {"t": float(t[i]), "reward": arrays["reward"][i]}
-        for key in ("joint_pos", "applied_effort", "applied_thrust"):
-            if key in arrays:
-                for j, x in enumerate(np.asarray(arrays[key][i]).ravel()):
-                    row[f"{key}_{j}"] = float(x)
+        for key in keys:
+            row.update(zip(columns[key], map(float, np.asarray(arrays[key][i]).ravel())))
         rows.append(row)
     files = [out / "telemetry.npz", write_csv(out / "telemetry.csv", rows)]
     for key, ylabel in (("applied_effort", "applied effort [N·m]"), ("applied_thrust", "applied thrust [N]"), ("joint_pos", "joint position [rad]")):
         if key in arrays:
-            files.append(plots.timeseries(t, {key: arrays[key]}, out / f"{key}.png", f"{task}: {key}", ylabel))
+            legend = [c[len(key) + 1:-1] for c in columns[key]]  # the joint / rotor names
+            files.append(plots.timeseries(t, {key: arrays[key]}, out / f"{key}.png", f"{task}: {key}", ylabel, {key: legend}))
+    if "applied_effort" in arrays and "joint_vel" in arrays:
+        files += [_torque_speed(group, ids, motors, arrays, t, out / f"torque_speed_{_file_part(group)}.png")
+                  for group, (ids, motors) in dc_groups.items() if ids]
     if args.video:
         files.append(_write_video(frames, out / f"rollout.{args.video}", fps=max(1, int(round(1.0 / dt)))))
     if gait is not None:
@@ -246,8 +268,31 @@ def cmd_rollout(args) -> int:
     return 0
 
 
+def _file_part(name: str) -> str:
+    """``name`` made safe as part of a file name (letters, digits, ``_``, ``-``; others ``_``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "_"
+
+
+def _torque_speed(group: str, ids: list[int], motors: np.ndarray, arrays: dict[str, np.ndarray], t: np.ndarray, path: Path) -> Path:
+    """A DC-motor group's operating points (joint speed, applied effort; every joint, every step)
+    against its torque-speed envelope(s) (``motors``: distinct (saturation_effort, velocity_limit,
+    effort_limit) rows)."""
+    from . import analysis, plots
+
+    qd, tau = arrays["joint_vel"][:, ids], arrays["applied_effort"][:, ids]
+    speeds, limits = np.abs(qd[np.isfinite(qd)]), motors[:, 1][np.isfinite(motors[:, 1])]
+    span = max(1.1 * float(speeds.max()) if speeds.size else 0.0, 1.2 * float(limits.max()) if limits.size else 0.0, 1e-3)
+    v = np.linspace(-span, span, 301)
+    lo, hi = zip(*(analysis.dc_envelope(sat, vel, eff, v) for sat, vel, eff in motors))
+    return plots.torque_speed(v, np.stack(lo), np.stack(hi), qd.ravel(), tau.ravel(), path,
+                              f"{group}: torque-speed envelope and operating points ({len(ids)} joint(s))",
+                              when=np.repeat(t, len(ids)), when_label="time [s]")
+
+
 ROLLOUT_OUTPUTS = ("telemetry.npz", "telemetry.csv", "applied_effort.png", "applied_thrust.png", "joint_pos.png",
-                   "rollout.gif", "rollout.mp4", "gait.json")
+                   "torque_speed_*.png", "rollout.gif", "rollout.mp4", "gait.json")
 """The files ``rollout`` writes into ``OUT/rollout/``: an earlier rollout's are removed before a rollout
 writes (a symbolic link: the link, not its target); no other file there is touched. Every file is
 written atomically (``_safe_io.atomic_path``: a link at its name is replaced, never written through)."""
@@ -390,6 +435,40 @@ def cmd_transfer(args) -> int:
     return 0
 
 
+# -- export ------------------------------------------------------------------------------------
+def cmd_export(args) -> int:
+    import gymnasium as gym
+
+    from .export import LAYOUT_FILE, export_policy, load_policy
+    from .training import make_env
+
+    policy = load_policy(args.policy)
+    exp = _experiment(args)
+    task = policy.meta.get("task")
+    if exp is not None and task not in (None, exp.task):
+        raise CliError(f"--experiment {args.experiment} is for {exp.task}, the policy {args.policy} for {task}")
+    task = exp.task if exp is not None else task
+    env = None
+    if task is not None and task in gym.registry:  # the task's names and action map go into the layout
+        env = make_env(task, exp.actuators if exp is not None else None, **(dict(exp.task_kwargs) if exp is not None else {}))
+        dims = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
+        if dims != (policy.meta["obs_dim"], policy.meta["act_dim"]):
+            env.close()
+            raise CliError(f"policy {args.policy} has obs {policy.meta['obs_dim']} / act {policy.meta['act_dim']}, "
+                           f"but {task} has obs {dims[0]} / act {dims[1]}")
+    out = output_dir(args.out, "export")  # a link there is refused before anything is written
+    try:
+        files = export_policy(policy, args.format, out, env)
+    finally:
+        if env is not None:
+            env.close()
+    print(f"Exported the deterministic actor of {args.policy} ({task or 'no task recorded'}): input obs (N, "
+          f"{policy.meta['obs_dim']}) float32, output actions (N, {policy.meta['act_dim']}); layout in {LAYOUT_FILE}")
+    for f in files:
+        print(f"  {f}")
+    return 0
+
+
 # -- parser ------------------------------------------------------------------------------------
 _SEED = int_at_least(0)
 _SECONDS = float_in(0.0, 3600.0, lo_open=True)
@@ -443,8 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, helptext, desc in (
         ("rollout", "run a task and write telemetry, plots and optionally a video",
-         "Run a task with a random, zero or saved policy; write telemetry (npz, csv), plots and optionally a "
-         "video to OUT/rollout."),
+         "Run a task with a random, zero or saved policy; write telemetry (npz; csv with columns named "
+         "KEY[JOINT] / KEY[ROTOR], e.g. joint_pos[FL_calf_joint]), plots, each DC-motor group's torque-speed "
+         "operating points against its envelope (torque_speed_GROUP.png) and optionally a video to OUT/rollout."),
         ("train", "train PPO (Stable-Baselines3 or rsl_rl) on a task",
          "Train PPO on the native vector env of a task with an engine (--engine: sb3 = Stable-Baselines3, "
          "rsl_rl = rsl_rl's OnPolicyRunner, ray = Ray RLlib env runners and learners); write the policy in the safe format (policy.json + policy.pt), the "
@@ -509,6 +589,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "cannot name one); default: start a local one")
     _add_out(t)
     t.set_defaults(func=cmd_transfer)
+
+    from .export import EXPORT_FORMATS
+
+    x = sub.add_parser("export", help="write a saved policy as ONNX or TorchScript for a robot",
+                       description="Write the deterministic actor of a saved policy, with its observation normalization "
+                                   "and action bounds inside, as OUT/export/policy.onnx (--format onnx) or policy.pt "
+                                   "(--format torchscript; torch.jit.load), input obs (N, obs_dim) float32, output the "
+                                   "actions SavedPolicy gives; and OUT/export/policy_layout.json (observation and action "
+                                   "layout, bounds, the task's action scale / offset). See docs/training.md.")
+    x.add_argument("--policy", required=True, metavar="NAME|DIR",
+                   help="a folder holding a saved policy (policy.json + policy.pt), or a bundled policy's name")
+    x.add_argument("--format", required=True, choices=sorted(EXPORT_FORMATS), help="the model file's format")
+    x.add_argument("--experiment", metavar="YAML",
+                   help="the experiment the policy was trained with (its task settings and actuators give the layout's "
+                        "action scale / offset; default: the policy's task with its defaults)")
+    x.add_argument("--allow-unsafe-checkpoint", action="store_true",
+                   help="let the --experiment file load network formats that can run code (TorchScript, pickle, .pt2); "
+                        "only for files you trust (default: off)")
+    _add_out(x)
+    x.set_defaults(func=cmd_export)
 
     f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
     f.add_argument("fit_args", nargs=argparse.REMAINDER)

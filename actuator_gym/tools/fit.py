@@ -234,9 +234,9 @@ def _check_enough_data(path, seqs, model_type: str, window: int, holdout: float)
 
 
 def _epochs(epochs: int, progress: bool, desc: str):
-    from tqdm import tqdm
+    from .progress import track
 
-    return tqdm(range(epochs), desc=desc, unit="epoch", leave=False, mininterval=0.5, disable=None if progress else True)
+    return track(range(epochs), epochs, desc, "epoch", progress)
 
 
 def _features(seq, input_idx, pos_scale, vel_scale, order="pos_vel"):
@@ -295,8 +295,8 @@ def fit_actuator_net(
     MLP: inputs ``e(t - i) * pos_scale`` and ``qd(t - i) * vel_scale`` for ``i in input_idx``,
     target ``torque / torque_scale`` (scales = 1 / std of the training data); ``hidden`` defaults to
     ``(32, 32)``. LSTM: inputs ``[e, qd]`` (scaled), one hidden layer of ``hidden[0]`` units
-    (default 32), truncated back-propagation over ``seq_len`` substeps. ``progress``: a tqdm bar
-    over the epochs on an interactive terminal.
+    (default 32), truncated back-propagation over ``seq_len`` substeps. ``progress``: a bar over
+    the epochs on a terminal, progress lines on a stdout that is not one (:mod:`.progress`).
 
     Every option and the log are checked before anything is trained or written; a bad one raises
     ``ValueError`` naming it and its allowed range.
@@ -492,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0, help="seed of the initialisation, shuffling and synthetic log, >= 0 (default: %(default)s)")
     ap.add_argument("--synthetic", action="store_true",
                     help="first write a synthetic log (DC motor + 2-substep delay on a 1-DOF inertia) to DATA")
-    ap.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal anyway)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (terminal) or progress lines (log)")
     return ap
 
 

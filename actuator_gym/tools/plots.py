@@ -70,15 +70,20 @@ def efforts(recs: Sequence, path: Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def torque_speed(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, qd: np.ndarray, tau: np.ndarray, path: Path, title: str) -> Path:
-    """The DC-motor torque-speed envelope with the operating points visited."""
+def torque_speed(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, qd: np.ndarray, tau: np.ndarray, path: Path, title: str,
+                 when: np.ndarray | None = None, when_label: str = "substep") -> Path:
+    """The DC-motor torque-speed envelope (``lo``, ``hi`` over ``v``; ``(k, len(v))``: ``k`` envelopes,
+    e.g. a group's joints with different motors) with the operating points ``(qd, tau)`` visited,
+    coloured by ``when`` (default: their order), labelled ``when_label``."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 5), dpi=110)
-    ax.fill_between(v, lo, hi, color="tab:blue", alpha=0.15, label="admissible effort")
-    ax.plot(v, hi, color="tab:blue", lw=1.5)
-    ax.plot(v, lo, color="tab:blue", lw=1.5)
-    sc = ax.scatter(qd, tau, c=np.arange(len(qd)), cmap="viridis", s=6, label="operating points (colour: time)")
-    fig.colorbar(sc, ax=ax, label="substep")
+    for k, (l, h) in enumerate(zip(np.atleast_2d(lo), np.atleast_2d(hi))):
+        ax.fill_between(v, l, h, color="tab:blue", alpha=0.15, label=None if k else "admissible effort")
+        ax.plot(v, h, color="tab:blue", lw=1.5)
+        ax.plot(v, l, color="tab:blue", lw=1.5)
+    sc = ax.scatter(qd, tau, c=np.arange(len(qd)) if when is None else when, cmap="viridis", s=6,
+                    label="operating points (colour: time)")
+    fig.colorbar(sc, ax=ax, label=when_label)
     ax.axhline(0, color="k", lw=0.5)
     ax.axvline(0, color="k", lw=0.5)
     ax.set_xlabel("joint speed [rad/s]")
@@ -90,14 +95,17 @@ def torque_speed(v: np.ndarray, lo: np.ndarray, hi: np.ndarray, qd: np.ndarray, 
     return _save(fig, path)
 
 
-def timeseries(t: np.ndarray, series: dict[str, np.ndarray], path: Path, title: str, ylabel: str) -> Path:
-    """One line per column of each ``(steps, k)`` series."""
+def timeseries(t: np.ndarray, series: dict[str, np.ndarray], path: Path, title: str, ylabel: str,
+               labels: dict[str, list[str]] | None = None) -> Path:
+    """One line per column of each ``(steps, k)`` series, in the legend as ``labels[name][k]`` (default
+    ``name[k]``; the legend shows up to 12 lines)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
     for name, y in series.items():
         y = np.asarray(y).reshape(len(t), -1)
+        own = (labels or {}).get(name) or ([f"{name}[{k}]" for k in range(y.shape[1])] if y.shape[1] > 1 else [name])
         for k in range(y.shape[1]):
-            ax.plot(t, y[:, k], lw=1.0, label=f"{name}[{k}]" if y.shape[1] > 1 else name)
+            ax.plot(t, y[:, k], lw=1.0, label=own[k])
     ax.set_xlabel("time [s]")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 import os
 import socket
-import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -186,9 +185,8 @@ def train_ray(task: str, out_dir: str | Path, *, actuators: Mapping[str, Any] | 
         from ray.rllib.core import DEFAULT_MODULE_ID
     except ImportError:
         raise ValueError("the ray engine needs Ray RLlib: pip install 'actuator-gym[ray]' (docs/distributed.md)") from None
-    from tqdm import tqdm
-
     from .distributed import block_seed
+    from .progress import Progress
     from .tables import write_csv
     from .training import SavedPolicy, evaluate, make_env, prepare_run_dir, save_policy, torch_threads, write_learning_curve
 
@@ -225,8 +223,7 @@ def train_ray(task: str, out_dir: str | Path, *, actuators: Mapping[str, Any] | 
             curve = [(0, evaluate(policy_of(actor_state()), eval_env, s["eval_episodes"], eval_seed))]
             rows: list[dict[str, Any]] = []
             steps, next_eval, train_s = 0, s["eval_every"], 0.0
-            bar = tqdm(total=iterations * per_iter, desc=f"RLlib PPO {task}", unit="step", leave=False,
-                       disable=not (progress and sys.stderr.isatty()))
+            bar = Progress(iterations * per_iter, f"RLlib PPO {task}", "step", progress)
             for it in range(iterations):
                 t = time.perf_counter()
                 result = algo.train()

@@ -31,7 +31,6 @@ import contextlib
 import io
 import math
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -115,9 +114,8 @@ def train_rsl_rl(task: str, out_dir: str | Path, *, actuators: Mapping[str, Any]
         from rsl_rl.runners import OnPolicyRunner
     except ImportError:
         raise ValueError("the rsl_rl engine needs rsl-rl-lib: pip install 'actuator-gym[rsl-rl]'") from None
-    from tqdm import tqdm
-
     from ..adapters import rsl_rl
+    from .progress import Progress
 
     s = configs.train_settings("rsl_rl", dict(settings or {}))
     out = Path(out_dir)
@@ -151,8 +149,7 @@ def train_rsl_rl(task: str, out_dir: str | Path, *, actuators: Mapping[str, Any]
         per_iteration = s["num_envs"] * s["num_steps_per_env"]
         iterations = math.ceil(s["total_timesteps"] / per_iteration)
         curve: list[tuple[int, float]] = []
-        bar = tqdm(total=iterations * per_iteration, desc=f"rsl_rl PPO {task}", unit="step", leave=False,
-                   mininterval=0.5, disable=not (progress and sys.stderr.isatty()))
+        bar = Progress(iterations * per_iteration, f"rsl_rl PPO {task}", "step", progress)
         next_eval, eval_s = s["eval_every"], 0.0
 
         def evaluate_now(steps: int) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -369,11 +368,10 @@ def train_ppo(
         from stable_baselines3.common.callbacks import BaseCallback
     except ImportError:
         raise ValueError("train needs Stable-Baselines3: pip install 'actuator-gym[sb3]'") from None
-    from tqdm import tqdm
-
     from stable_baselines3.common.logger import configure
 
     from ..adapters import ActuatorStatsCallback, sb3
+    from .progress import Progress
 
     if algo != "ppo":
         raise ValueError(f"train: algo must be 'ppo', got {algo!r}")
@@ -400,11 +398,10 @@ def train_ppo(
             a, _ = model.predict(obs, deterministic=True)
             return a
 
-        class Progress(BaseCallback):
+        class Tracker(BaseCallback):
             def __init__(self):
                 super().__init__()
-                self.bar = tqdm(total=total_timesteps, desc=f"PPO {task}", unit="step", leave=False, mininterval=0.5,
-                                disable=not (progress and sys.stderr.isatty()))
+                self.bar = Progress(total_timesteps, f"PPO {task}", "step", progress)
                 self.next_eval = eval_every
 
             def _on_step(self) -> bool:
@@ -420,7 +417,7 @@ def train_ppo(
 
         t0 = time.perf_counter()
         curve.append((0, evaluate(act, eval_env, eval_episodes, seed + 1000)))
-        model.learn(total_timesteps=total_timesteps, callback=[Progress(), ActuatorStatsCallback()])
+        model.learn(total_timesteps=total_timesteps, callback=[Tracker(), ActuatorStatsCallback()])
         final = (model.num_timesteps, evaluate(act, eval_env, eval_episodes, seed + 1000))  # after the last update
         if curve[-1][0] == final[0]:
             curve[-1] = final

@@ -263,6 +263,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
     ``ray_address``: the Ray cluster a file with ``engine: ray`` trains on (None: a local one); a file
     cannot name one. The whole file is checked first (:func:`check_transfer`)."""
     from . import transfer_report
+    from .progress import Progress
     from .training import SavedPolicy
 
     exp = load_transfer(path, allow_unsafe_checkpoint)
@@ -306,6 +307,7 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
         columns[train_column(name)] = (c.actuators, kwargs, None, None)
     columns.update(hardware)
     rows, evaluated = [], 0
+    bar = Progress(len(policies) * len(columns), f"evaluating on {len(columns)} condition(s)", "evaluation", progress)
     for name, seed, folder in policies:
         policy = SavedPolicy.load(folder)
         cache_file = folder / EVALUATIONS
@@ -321,7 +323,9 @@ def run_transfer(path: str | Path, out_dir: str | Path, *, allow_unsafe_checkpoi
                 cache[key] = {k: float(np.mean(v)) for k, v in m.items()}
                 evaluated += 1
             rows.append({"train_condition": name, "seed": seed, "hardware_condition": hw, **cache[key]})
+            bar.update(1)
         write_atomic(cache_file, json.dumps(cache, indent=1))
+    bar.close()
     files = transfer_report.write(out, rows, exp, TRACKING[exp.task][0])
     wall = time.perf_counter() - t0
     summary = transfer_report.summarize(rows)

@@ -25,7 +25,6 @@ joint groups or rotor groups (a mixed env is refused).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from math import isfinite
 from typing import Any, Sequence
@@ -35,17 +34,18 @@ import numpy as np
 import torch
 
 from .._checks import check_seed, real_array
-from ..backends.mujoco import MujocoBackend, actuated_joints, joint_info, take_diverged
+from ..configs import actuator_groups
+from ..backends.mujoco import MujocoBackend, candidate_joints, joint_info, take_diverged
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
 from ..actuators.params import match_names
 from ..collection import ActuatorCollection
-from ..actions import (ACTION_MODES, DEFAULT_POSITION_SCALE, DEFAULT_VELOCITY_SCALE, ActionMap, check_action_mode,
+from ..actions import (ACTION_MODES, CHANNELS, DEFAULT_POSITION_SCALE, DEFAULT_VELOCITY_SCALE, check_action_mode,
                        given_options, motor_peaks, use_normalized)
-from ..episode_stats import EPISODE_INFO_KEY, EpisodeStats
-from ..groups import ActuatorGroups, split_groups
+from ..episode_stats import EPISODE_INFO_KEY
+from ..groups import split_groups
 from ..lazy_telemetry import LazyTelemetry
 from ..rig.native import NativeSide
-from ..rig.substep import SubstepEngine
+from ..rig.rig import ActionSpec, ActuatorRig
 from .engine_servo import EngineServos
 from .protocol import substep_hook_env
 from .rotor_groups import env_rotor_groups
@@ -118,7 +118,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``info["action_offset"]`` of every reset) give the mapping ``target = offset + scale * action``
     in force, per action element (rotors: thrust [N]); :attr:`action_map` is the map itself
     (:class:`~actuator_gym.actions.ActionMap`, the batched tasks' too: position targets clipped into
-    the joint range).
+    the joint range), part of :attr:`rig` (:class:`~actuator_gym.rig.ActuatorRig`: groups, action
+    map, engine, episode statistics; a batched task holds one too).
     """
 
     def __init__(
@@ -140,6 +141,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             normalize_actions=normalize_actions, execution=execution,
         )
         gym.Wrapper.__init__(self, env)
+        actuators = actuator_groups(actuators)  # a preset's name, a YAML path or configs.load(...) too
         self.action_mode = check_action_mode(action_mode, "ActuatorWrapper")
         self._closed = False
         self.execution = "explicit"
@@ -175,15 +177,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise ValueError("ActuatorWrapper: initial_thrust applies to rotor groups (ThrusterCfg) only")
 
         # -- joints: candidates (action order), backend/collection in model order ------------
-        env_acts = actuated_joints(model)
-        if joints is None:
-            cand = list(dict.fromkeys(name for _, name in env_acts))
-            if not cand:
-                raise ValueError(
-                    "ActuatorWrapper: the env's MuJoCo actuators drive no hinge/slide joint; pass joints=[...]"
-                )
-        else:
-            cand = self._resolve_joints(model, joints)
+        cand = candidate_joints(model, joints, "ActuatorWrapper")
         info_c = joint_info(model, cand)  # rejects non-1-DOF joints with a clear message
         model_order = sorted(cand, key=lambda n: int(info_c.joint_ids[cand.index(n)]))
         # backend/collection order: group by group (model order inside a group), passive last, so
@@ -211,34 +205,24 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         # -- validate everything first; the env's MjModel is written only at the end, so a refused
         #    construction leaves the env bit for bit as it was
-        self.groups = ActuatorGroups(self.collection)
-        """Every actuator group (:class:`~actuator_gym.groups.ActuatorGroups`)."""
         self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
                         if self.collection.engine_servo_groups else None)
         property_writes = plan_joint_properties(model, actuators, model_order, "ActuatorWrapper")
-        # the action map (actuator_gym.actions, the tasks' too); engine-servo joints keep effort scale 1 (their
-        # actuators become gear-1 servos without ctrl limits in effort mode, configured below)
+        # the action spec (the tasks' rules); engine-servo joints keep effort scale 1 (their actuators become
+        # gear-1 servos without ctrl limits in effort mode, configured below)
         ji, servo = self.backend.joints, ({self.backend.joints.names[i] for i in self._servos.cols} if self._servos else ())
-        self.action_map = ActionMap(action_mode, ji, cols, self.collection, peaks=motor_peaks(model, self.joint_names, servo),
-                                    normalize=normalize_actions, scale=action_scale, offset=action_offset, owner="ActuatorWrapper")
-        """The action map (:class:`~actuator_gym.actions.ActionMap`: the batched tasks' rules)."""
-        self.action_space = gym.spaces.Box(self.action_map.low, self.action_map.high, dtype=np.float32)
-        native = NativeSide.for_env(self._sim, self.collection, execution, [ch[:3] for ch in self.action_map.channels],
+        spec = ActionSpec(action_mode, ji, cols, peaks=motor_peaks(model, self.joint_names, servo),
+                          normalize=normalize_actions, scale=action_scale, offset=action_offset)
+        native = NativeSide.for_env(self._sim, self.collection, execution, [ch[:3] for ch in CHANNELS[self.action_mode]],
                                     self.backend)  # channels "pos", "vel", "eff"
         self.execution, self.group_execution = native.execution, native.summary()
         self.backend, data = native.backend, native.data  # where some group runs natively: the native model's
-
-        # -- hot-path buffers ----------------------------------------------------------------
-        self._ctrl, self._warnings = data.ctrl, data.warning.number  # MuJoCo's warnings: info["physics_diverged"]
         self._dt = float(self.backend.physics_dt)
+        self._finish_setup(ActuatorRig(self.collection, None, self.backend, spec, physics_dt=self._dt,
+                                       num_substeps=int(self._sim.frame_skip), native=native, env=0,
+                                       participants=[self._servos] if self._servos else [],
+                                       stats_columns=self._cols_idx, owner="ActuatorWrapper"), data)
         self._tel_cols = (0, self._cols_idx)  # env 0, the driven joints in action order
-        self.engine = SubstepEngine(self.collection, self.backend, self._dt, int(self._sim.frame_skip),
-                                    participants=[self._servos] if self._servos else [],
-                                    native=native)
-        """The substep engine (:mod:`actuator_gym.rig.substep`) run at each of the env's substeps."""
-        self._finish_setup()
-        self.action_map.bind(self.collection.target_command, env=0)
-        self.action_map.reset()
         # -- every check passed: write into the env's model, then install the hook
         if self._servos:
             self._servos.configure()
@@ -272,49 +256,22 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                                        initial_thrust=initial_thrust)
         self.rotor_names = self.rotors.rotor_names
         self.collection, self.backend, self._servos, self.joint_names = None, None, None, ()
-        self.groups = ActuatorGroups(None, self.rotors)
-        self.action_map = ActionMap("position", rotors=self.rotors, owner="ActuatorWrapper")  # thrust commands only
-        self.action_map.bind(None, env=0)
-        self.action_space = gym.spaces.Box(self.action_map.low, self.action_map.high, dtype=np.float32)
-        self._ctrl, self._dt, self._warnings = data.ctrl, float(model.opt.timestep), data.warning.number
-        self.engine = SubstepEngine(None, None, self._dt, int(self._sim.frame_skip), participants=[self.rotors])
-        self._finish_setup()
+        self._dt = float(model.opt.timestep)
+        self._finish_setup(ActuatorRig(None, self.rotors, None, ActionSpec(), physics_dt=self._dt, env=0,
+                                       num_substeps=int(self._sim.frame_skip), owner="ActuatorWrapper"), data)
         self.engine.install(self._sim, self._ctrl)
 
-    def _finish_setup(self) -> None:
-        model = self._model
+    def _finish_setup(self, rig: ActuatorRig, data: Any) -> None:
+        self.rig = rig
+        """The rig (:class:`~actuator_gym.rig.ActuatorRig`): groups, action map, engine, episode statistics."""
+        self.groups, self.action_map, self.engine, self.episode_stats = rig.groups, rig.action_map, rig.engine, rig.episode_stats
+        self.action_space = gym.spaces.Box(self.action_map.low, self.action_map.high, dtype=np.float32)
+        self._ctrl, self._warnings = data.ctrl, data.warning.number  # MuJoCo's warnings: info["physics_diverged"]
         self._lazy = False
-        self._inner_zero = np.zeros(model.nu)
-        self._pass_action = self.action_space.shape[0] == model.nu
+        self._inner_zero = np.zeros(self._model.nu)
+        self._pass_action = self.action_space.shape[0] == self._model.nu
         self._action_shape = (self.action_map.num_actions,)
-        self._randomized = self.groups.randomized()
-        self._param_cache = {g: {k: v[0].numpy().copy() for k, v in ps.items()} for g, ps in self.groups.parameters().items()}
-        self.episode_stats = EpisodeStats.of(1, self.collection, self.rotors,
-                                             None if self.rotors is not None else self._cols_idx)
-        """The running episode's actuator statistics (:mod:`actuator_gym.episode_stats`)."""
-
-    @staticmethod
-    def _resolve_joints(model, patterns: Sequence[str]) -> list[str]:
-        import mujoco
-
-        if isinstance(patterns, str):
-            patterns = [patterns]
-        if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
-            raise TypeError(f"ActuatorWrapper: joints must be a list of regex strings (or None), got {patterns!r}")
-        if not patterns:
-            raise ValueError("ActuatorWrapper: joints must name at least one joint (or be None: the env's actuated joints)")
-        names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(model.njnt)]
-        out: list[str] = []
-        for p in patterns:
-            try:
-                rx = re.compile(p)
-            except re.error as exc:
-                raise ValueError(f"ActuatorWrapper: joints: invalid regular expression {p!r}: {exc}") from None
-            hits = [n for n in names if rx.fullmatch(n)]
-            if not hits:
-                raise ValueError(f"ActuatorWrapper: joints: {p!r} matches no joint of the model; joints are {names}")
-            out += [h for h in hits if h not in out]
-        return out
+        self.action_map.reset()
 
     @property
     def action_scale(self) -> np.ndarray:
@@ -376,14 +333,16 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             )
         info = dict(info, physics_diverged=take_diverged(self._warnings))  # MuJoCo reset a diverged simulation
         truncated = truncated or info["physics_diverged"]  # (the episode is over, whatever its state says now)
+        # the parameters in force after a step that changed them (the rule of reset and task info: ActuatorRig.shown)
+        params = {"parameters": self.parameters()} if self.rig.parameters_changed[0] and self.rig.shown()[0] else {}
         if self._lazy:  # the raw rows copied once; info["actuator"] computed on first access
             snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state)
             self.episode_stats.defer(snap)
-            info["actuator"] = LazyTelemetry(snap.values)
+            info["actuator"] = LazyTelemetry((lambda: {**snap.values(), **params}) if params else snap.values)
         else:  # rotor groups, engine servos, native motor telemetry: the values read from the engine now
             tel = self._telemetry()
             self.episode_stats.update(tel)
-            info["actuator"] = LazyTelemetry(values=tel)
+            info["actuator"] = LazyTelemetry(values={**tel, **params})
         if terminated or truncated:
             info[EPISODE_INFO_KEY] = self.episode_stats.env_record(0)
         return obs, reward, terminated, truncated, info
@@ -409,18 +368,15 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"ActuatorWrapper.reset: options must be a dict or None, got {type(options).__name__}")
         obs, info = self.env.reset(seed=seed, options=options)
-        if self._randomized:
+        if self.rig.randomized:
             # the actuator randomness comes from the env's seeded generator: seeded runs reproduce
             self.groups.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
         self.groups.reset()
-        self.engine.reset_envs()  # native groups: the values in force into the native model
-        self.episode_stats.reset()
-        for g in self._randomized:
-            self._param_cache[g] = {k: v[0].numpy().copy() for k, v in self.groups[g].parameters().items()}
+        self.rig.reset()  # native groups: the values in force into the native model; targets, episode statistics
         if self._servos:
             self._servos.apply_gains()
-        self.action_map.reset()
         info = dict(info, physics_diverged=take_diverged(self._warnings))  # (and the counters cleared)
+        self.rig.shown()  # shown now: a step shows them again once they change (ActuatorRig.shown)
         info["actuator"] = {"parameters": self.parameters()}
         info["action_scale"], info["action_offset"] = self.action_scale, self.action_offset
         return obs, info
@@ -429,18 +385,16 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Set parameter ``name`` of ``group`` now, for its joints ``joints`` (None = all; regexes
         over the group's joint names, or indices): validated with the parameter's domain, in force
         from the next substep, shown by :meth:`parameters`, and the new nominal value over later
-        resets (docs/actuators.md, "Changing parameters at run time"). Engine-servo groups rewrite
-        the MuJoCo servo's gains."""
+        resets (docs/actuators.md, "Changing parameters at run time"); the next step's
+        ``info["actuator"]["parameters"]`` shows them. Engine-servo groups rewrite the MuJoCo servo's gains."""
         self._check_open("set_actuator_parameter")
-        self.groups.set_parameter(group, name, value, joint_ids=joints)
-        self._param_cache[group] = {k: v[0].numpy().copy() for k, v in self.groups[group].parameters().items()}
+        self.rig.set_parameter(group, name, value, joints=joints)
         if self._servos:
             self._servos.apply_gains()
-        self.engine.parameters_changed()
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
-        """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays) for this episode."""
-        return {g: {k: v.copy() for k, v in ps.items()} for g, ps in self._param_cache.items()}
+        """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays)."""
+        return {g: {k: v[0] for k, v in ps.items()} for g, ps in self.rig.parameters().items()}
 
     def close(self):
         """Detach the actuators (the env's own simulation step is restored) and close the env.

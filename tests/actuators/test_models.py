@@ -71,13 +71,31 @@ def test_dc_motor_requires_fields():
 
 def test_parameter_dict_errors_and_defaults():
     with pytest.raises(ValueError, match=r"FL_hip.*'FL_.\*'.*'.\*_hip'|FL_hip.*both keys"):
-        ag.IdealPDActuatorCfg(stiffness={"FL_.*": 1.0, ".*_hip": 2.0}).build(joint_names=JOINTS)
+        ag.IdealPDActuatorCfg(stiffness={"FL_.*": 1.0, ".*_hip": 2.0, "FR_knee": 3.0}).build(joint_names=JOINTS)
     with pytest.raises(ValueError, match="'arm' matches no joint"):
         ag.IdealPDActuatorCfg(stiffness={"arm": 1.0}).build(joint_names=JOINTS)
-    with pytest.warns(UserWarning, match=r"\['FL_knee', 'FR_knee'\].*default inf"):
-        m = ag.IdealPDActuatorCfg(stiffness=1.0, actuator_effort_limit={".*_hip": 3.0}).build(joint_names=JOINTS)
-    # unmatched joints get the default (+inf limit), not Isaac Lab's silent 0
-    assert m.parameter("actuator_effort_limit").tolist() == [[3.0, math.inf, 3.0, math.inf]]
+    m = ag.IdealPDActuatorCfg(stiffness=1.0, actuator_effort_limit={".*_hip": 3.0, ".*_knee": 4.0}).build(joint_names=JOINTS)
+    assert m.parameter("actuator_effort_limit").tolist() == [[3.0, 4.0, 3.0, 4.0]]
+
+
+def test_a_map_that_leaves_joints_uncovered_is_refused_naming_the_field_as_written_and_the_joints():
+    """Isaac Lab leaves joints no key matches at 0 (limp, or a limit of 0): refused, the field named as the
+    user wrote it (an Isaac Lab alias included), the joints no key matches, and the group."""
+    knees = r"\['FL_knee', 'FR_knee'\] of the group matched by no key"
+    for field, value, kw in (("stiffness", {".*_hip": 20.0}, {}),
+                             ("damping", {".*_hip": 1.0}, {}),
+                             ("actuator_effort_limit", {".*_hip": 3.0}, {}),
+                             ("effort_limit", {".*_hip": 3.0}, {}),  # Isaac Lab's name, deprecated
+                             ("saturation_effort", {".*_hip": 30.0}, {"actuator_velocity_limit": 10.0})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cfg = ag.DCMotorCfg(**{"saturation_effort": 30.0, "actuator_velocity_limit": 10.0, **kw, field: value})
+        with pytest.raises(ValueError, match=rf"DCMotorCfg \(group 'legs'\): '{field}' = .*keys \['\.\*_hip'\].*{knees}"):
+            cfg.build(joint_names=JOINTS, name="legs")
+    with pytest.raises(ValueError, match=rf"^DCMotorCfg: 'stiffness' .*{knees}"):  # built alone: no group to name
+        ag.DCMotorCfg(stiffness={".*_hip": 20.0}, saturation_effort=30.0, actuator_velocity_limit=10.0).build(joint_names=JOINTS)
+    with pytest.raises(ValueError, match=r"parameter 'kp': joints \['FL_knee', 'FR_knee'\] are matched by no key"):
+        ag.Actuator(drive=ag.DrivePD(kp={".*_hip": 20.0}), joint_names=JOINTS)  # a part: its own parameter name
 
 
 @pytest.mark.parametrize(

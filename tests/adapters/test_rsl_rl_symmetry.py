@@ -36,7 +36,7 @@ def test_mirror_appends_the_mirrored_rows_after_the_originals(quad_env):
     assert obs2.batch_size == torch.Size([8]) and act2.shape == (8, 12)
     assert torch.equal(obs2["policy"][:4], obs["policy"]) and torch.equal(act2[:4], actions)
     np.testing.assert_array_equal(obs2["policy"][4:].numpy(), spec.mirror_obs(obs["policy"].numpy()))
-    # left and right legs exchanged, abduction negated: FL_hip_abd of the mirror is -FR_hip_abd
+    # left and right legs exchanged, abduction negated: FL_hip_joint of the mirror is -FR_hip_joint
     assert torch.equal(act2[4:, 0], -actions[:, 3]) and torch.equal(act2[4:, 4], actions[:, 1])
     only_actions = rsl_rl_mirror(quad_env, None, actions)
     assert only_actions[0] is None and torch.equal(only_actions[1], act2)

@@ -2,6 +2,8 @@
 
 import textwrap
 
+import numpy as np
+
 import pytest
 
 import actuator_gym as ag
@@ -116,3 +118,33 @@ def test_effort_mode_in_presets(tmp_path):
     bad = write(tmp_path, "kind: actuators\ngroups:\n  g: {model: IdealPD, effort_mode: semi}\n", "bad.yaml")
     with pytest.raises(configs.ConfigError, match=r"groups.g.effort_mode: .*effort_mode must be one of \['explicit', 'implicit'\], got 'semi'"):
         configs.load(bad)
+
+
+def test_actuators_take_a_preset_name_a_yaml_path_or_what_load_returns_at_every_door(tmp_path):
+    """gym.make / gym.make_vec (the task configs) and ActuatorWrapper take actuators= as a bundled
+    preset's name, a YAML path or configs.load's result, with the same groups as the mapping itself."""
+    import gymnasium as gym
+
+    from actuator_gym.wrappers import ActuatorWrapper
+
+    preset = configs.load("ideal_pd")
+    path = tmp_path / "mine.yaml"
+    path.write_text((configs.preset_dir() / "actuators" / "ideal_pd.yaml").read_text())
+    efforts = []
+    for value in (preset.actuators, preset, "ideal_pd", str(path), path):
+        env = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, actuators=value)
+        env.reset(seed=0)
+        efforts.append(env.step(np.full((2, 1), 0.5))[4]["actuator"]["applied_effort"])
+        env.close()
+    for e in efforts[1:]:
+        np.testing.assert_array_equal(e, efforts[0])
+    single = gym.make("actuator_gym/Pendulum-v0", actuators="ideal_pd")
+    single.reset(seed=0)
+    np.testing.assert_array_equal(single.step(np.full(1, 0.5))[4]["actuator"]["applied_effort"], efforts[0][0])
+    wrapped = ActuatorWrapper(gym.make("Ant-v5"), actuators="go1_dc_motor")
+    assert set(wrapped.parameters()) == set(
+        configs.load("go1_dc_motor").actuators)
+    with pytest.raises(ValueError, match="a bundled preset's name, a YAML preset's path or what actuator_gym.configs.load"):
+        gym.make_vec("actuator_gym/Pendulum-v0", num_envs=1, actuators=42)
+    with pytest.raises(configs.ConfigError, match="no_such_preset"):
+        gym.make_vec("actuator_gym/Pendulum-v0", num_envs=1, actuators="no_such_preset")

@@ -1,7 +1,8 @@
 """Isaac Lab's example actuator configs, field for field, on our tasks and on Gymnasium envs.
 
-The constants below are written as in ``isaaclab_assets`` (ANYdrive DC motor, Unitree A1 DC motor,
-Franka's implicit shoulder group, the Go1 MLP net); only ``joint_names_expr`` is re-pointed at the
+The constants below are written as in ``isaaclab_assets`` (ANYdrive DC motor, Unitree A1 and Go2 DC
+motors, Franka's implicit shoulder group, the Go1 MLP net). The Unitree ones run verbatim on the
+quadruped (it has Unitree's joint names); elsewhere only ``joint_names_expr`` is re-pointed at the
 host model's joints (:func:`on`), and the Go1 net file (not downloadable) is a TorchScript MLP of
 the same architecture built here. An implicit group is the engine servo in the wrapper and the
 Stable-PD solve of the same PD on a task (hand-checked on the Pendulum). Also: None = "from the
@@ -10,6 +11,7 @@ asset", the two effort limits, joint properties, and run-time parameter changes.
 
 import dataclasses
 import math
+import re
 import textwrap
 import warnings
 
@@ -26,6 +28,7 @@ from actuator_gym.backends.base import PhysicsBackend
 from actuator_gym.backends.mujoco_asset import MjcfJoints
 from actuator_gym.backends.mujoco_batch import MujocoBatchBackend
 from actuator_gym.envs.pendulum import PendulumTask
+from actuator_gym.envs.quadruped import JOINT_RANGES
 from actuator_gym.envs.task_joints import write_joint_properties
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
@@ -114,7 +117,7 @@ def const(model, name):
 
 # -- the example configs --------------------------------------------------------------------------
 def test_anydrive_dc_motor_on_the_quadruped_task():
-    task = quadruped({"legs": on(ANYDRIVE_3_SIMPLE_ACTUATOR_CFG, ".*_hip_abd", ".*_hip_flex", ".*_knee")})
+    task = quadruped({"legs": on(ANYDRIVE_3_SIMPLE_ACTUATOR_CFG, ".*_hip_joint", ".*_thigh_joint", ".*_calf_joint")})
     m = task.collection["legs"]
     got = {k: const(m, k) for k in ("stiffness", "damping", "saturation_effort", "actuator_effort_limit", "actuator_velocity_limit")}
     assert got == {"stiffness": 40.0, "damping": 5.0, "saturation_effort": 120.0, "actuator_effort_limit": 80.0,
@@ -124,7 +127,7 @@ def test_anydrive_dc_motor_on_the_quadruped_task():
 
 
 def test_unitree_dc_motor_on_the_quadruped_task_and_on_ant():
-    task = quadruped({"legs": on(UNITREE_A1_LEGS, ".*_hip_abd", ".*_hip_flex", ".*_knee")})
+    task = quadruped({"legs": UNITREE_A1_LEGS})  # verbatim: Unitree's joint names
     m = task.collection["legs"]
     assert [const(m, k) for k in ("stiffness", "damping", "saturation_effort", "actuator_effort_limit",
                                   "actuator_velocity_limit")] == [25.0, 0.5, 33.5, 33.5, 21.0]
@@ -133,6 +136,53 @@ def test_unitree_dc_motor_on_the_quadruped_task_and_on_ant():
     env = ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": on(UNITREE_A1_LEGS, r"hip_\d", r"ankle_\d")})
     assert env.parameters()["legs"]["actuator_velocity_limit"].tolist() == [21.0] * 8
     run(env)
+
+
+def test_unitree_go2_dc_motor_runs_verbatim_on_the_quadruped_within_its_envelope():
+    """Isaac Lab's Go2 legs, field for field, through ``gym.make_vec``: they cover the 12 joints, and the
+    first substep's effort of every step is the DC-motor clamp of the PD at the step's start state,
+    computed here by hand: ``clip(25 (q* - q) - 0.5 qd, 23.5 (-1 - qd/30), 23.5 (1 - qd/30))`` within
+    +-23.5 N·m, with ``q*`` the default pose + action clipped into the joint's range."""
+    go2 = isaaclab(lambda: ag.DCMotorCfg(
+        joint_names_expr=[".*_hip_joint", ".*_thigh_joint", ".*_calf_joint"], effort_limit=23.5,
+        saturation_effort=23.5, velocity_limit=30.0, stiffness=25.0, damping=0.5, friction=0.0))
+    env = gym.make_vec(QUADRUPED, num_envs=2, actuators={"base_legs": go2})
+    task = env.unwrapped
+    assert task.collection["base_legs"].joint_names == task.joint_names and len(task.joint_names) == 12
+    p = task.actuator_parameters()["base_legs"]
+    assert {k: np.unique(p[k]).tolist() for k in ("stiffness", "damping", "saturation_effort", "actuator_effort_limit",
+                                                  "actuator_velocity_limit")} == {
+        "stiffness": [25.0], "damping": [0.5], "saturation_effort": [23.5], "actuator_effort_limit": [23.5],
+        "actuator_velocity_limit": [30.0]}
+    first = []
+    task.add_substep_callback(lambda t, k: first.append(t.collection.applied_effort.numpy().copy()) if k == 0 else None)
+    env.reset(seed=0)
+    lo, hi = (np.array([JOINT_RANGES[n.split("_", 1)[1]][i] for n in task.joint_names]) for i in (0, 1))
+    saturated = 0
+    for i in range(6):  # full-scale actions of alternating sign: the clamp binds
+        q, qd = task.backend.joint_pos().copy(), task.backend.joint_vel().copy()
+        action = np.full((2, 12), (-1.0) ** i, np.float32)
+        _, _, _, _, info = env.step(action)
+        pd = 25.0 * (np.clip(task.default_joint_pos + action, lo, hi) - q) - 0.5 * qd
+        envelope = np.clip(23.5 * (-1 - qd / 30.0), -23.5, 0.0), np.clip(23.5 * (1 - qd / 30.0), 0.0, 23.5)
+        np.testing.assert_allclose(first[-1], np.clip(pd, *envelope), rtol=1e-5, atol=1e-4)
+        assert (np.abs(info["actuator"]["applied_effort"]) <= 23.5 + 1e-5).all()
+        saturated += int((np.abs(pd) > 23.5).sum())
+    assert saturated > 0
+    env.close()
+
+
+def test_a_gain_map_that_leaves_joints_of_the_group_uncovered_is_refused_on_the_quadruped():
+    """Isaac Lab would leave the thigh and calf joints at stiffness 0 (limp legs): refused before the task
+    is built, naming the field as written, the group and the 8 joints no key matches."""
+    cfg = dataclasses.replace(UNITREE_A1_LEGS, stiffness={".*_hip_joint": 20.0})
+    uncovered = [f"{leg}_{j}_joint" for leg in ("FL", "FR", "RL", "RR") for j in ("thigh", "calf")]
+    with pytest.raises(ValueError, match=r"DCMotorCfg \(group 'base_legs'\): 'stiffness' = .*\['\.\*_hip_joint'\] leaves "
+                                         rf"joints {re.escape(str(uncovered))} of the group matched by no key"):
+        gym.make_vec(QUADRUPED, num_envs=2, actuators={"base_legs": cfg})
+    full = dataclasses.replace(cfg, stiffness={".*_hip_joint": 20.0, ".*_(thigh|calf)_joint": 30.0})
+    k = quadruped({"base_legs": full}).actuator_parameters()["base_legs"]["stiffness"]
+    assert k[:, 0::3].tolist() == [[20.0] * 4] * 2 and (np.delete(k, np.s_[0::3], axis=1) == 30.0).all()
 
 
 def test_franka_implicit_group_on_ant_is_the_engine_servo_with_the_solver_limit():
@@ -188,16 +238,16 @@ def _rollout(task, steps=4):
 
 def test_franka_implicit_group_on_the_quadruped_task_is_the_stable_pd_of_the_same_pd():
     with pytest.warns(UserWarning, match="joint_velocity_limit is not enforced on MuJoCo"):
-        task = quadruped({"shoulder": on(FRANKA_PANDA_SHOULDER, ".*_hip_abd"), "rest": on(QUADRUPED_IMPLICIT_LEGS, ".*_(flex|knee)")})
+        task = quadruped({"shoulder": on(FRANKA_PANDA_SHOULDER, ".*_hip_joint"), "rest": on(QUADRUPED_IMPLICIT_LEGS, ".*_(thigh|calf)_joint")})
     c = task.collection
     assert (c.stable_pd_groups, c.engine_servo_groups, c.needs_mass_matrix) == (["shoulder", "rest"], [], True)
     p = task.actuator_parameters()
     assert (p["shoulder"]["joint_effort_limit"] == 87.0).all() and (p["shoulder"]["actuator_effort_limit"] == math.inf).all()
     assert (p["rest"]["joint_effort_limit"] == 33.5).all() and (p["rest"]["stiffness"] == 25.0).all()
     # the same PD and solver limit written as an explicit model in the Stable-PD effort mode: bit for bit
-    twin = quadruped({"shoulder": ag.IdealPDActuatorCfg(joint_names_expr=[".*_hip_abd"], stiffness=80.0, damping=4.0,
+    twin = quadruped({"shoulder": ag.IdealPDActuatorCfg(joint_names_expr=[".*_hip_joint"], stiffness=80.0, damping=4.0,
                                                         joint_effort_limit=87.0, effort_mode="implicit"),
-                      "rest": ag.IdealPDActuatorCfg(joint_names_expr=[".*_(flex|knee)"], stiffness=25.0, damping=0.5,
+                      "rest": ag.IdealPDActuatorCfg(joint_names_expr=[".*_(thigh|calf)_joint"], stiffness=25.0, damping=0.5,
                                                     joint_effort_limit=33.5, effort_mode="implicit")})
     ours, ref = _rollout(task), _rollout(twin)
     assert all(np.array_equal(a, b) for a, b in zip(ours, ref))
@@ -252,7 +302,7 @@ def test_implicit_group_on_a_task_without_the_mass_matrix_names_the_group(monkey
     monkeypatch.setattr(MujocoBatchBackend, "mass_matrix_terms", PhysicsBackend.mass_matrix_terms)
     with pytest.raises(ValueError, match=r"groups \['pd'\] use effort_mode='implicit'; implicit groups \['servo'\].*"
                                          r"use backend='mujoco' or effort_mode='explicit' or an explicit model"):
-        quadruped({"servo": on(cfg, ".*_knee"), "pd": ag.IdealPDActuatorCfg(joint_names_expr=[".*_hip_.*"], stiffness=5.0, effort_mode="implicit")}, n=1)
+        quadruped({"servo": on(cfg, ".*_calf_joint"), "pd": ag.IdealPDActuatorCfg(joint_names_expr=[".*_(hip|thigh)_joint"], stiffness=5.0, effort_mode="implicit")}, n=1)
     # the config's own effort_mode stays explicit, and the consumer's choice is checked
     with pytest.raises(ValueError, match=r"implicit_servo must be one of \['engine', 'stable_pd'\], got 'physx'"):
         cfg.build(joint_names=["hinge"], implicit_servo="physx")
@@ -288,7 +338,7 @@ def test_go1_mlp_net_inputs_scales_and_envelope(tmp_path):
 def test_go1_mlp_net_runs_on_the_quadruped_task_and_on_ant(tmp_path):
     _go1_net(tmp_path / "net.pt")
     cfg = go1_actuator_cfg(str(tmp_path / "net.pt"))
-    task = quadruped({"legs": on(cfg, ".*_hip_abd", ".*_hip_flex", ".*_knee")})
+    task = quadruped({"legs": cfg})  # verbatim
     run(task)
     np.testing.assert_allclose(task.actuator_parameters()["legs"]["saturation_effort"], 23.7, rtol=1e-7)
     run(ActuatorWrapper(gym.make("Ant-v5"), actuators={"legs": on(cfg, r"hip_\d", r"ankle_\d")}))
@@ -330,7 +380,7 @@ def test_none_limits_on_gymnasium_motors_are_gear_times_ctrlrange():
     reacher = ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": ag.ImplicitActuatorCfg(stiffness=5.0, damping=1.0)})
     assert reacher.parameters()["arm"]["joint_effort_limit"].tolist() == [200.0, 200.0]
     assert reacher.unwrapped.model.actuator_forcerange.tolist() == [[-200.0, 200.0]] * 2
-    with pytest.raises(ValueError, match=r"actuator_effort_limit=None .*\['FL_hip_abd'"):
+    with pytest.raises(ValueError, match=r"actuator_effort_limit=None .*\['FL_hip_joint'"):
         quadruped({"legs": ag.IdealPDActuatorCfg(stiffness=1.0, actuator_effort_limit=None)}, n=1)
 
 
@@ -351,16 +401,16 @@ def test_actuator_and_joint_effort_limits_are_separate_parameters():
 # -- joint properties -------------------------------------------------------------------------------
 def test_joint_properties_are_written_into_the_task_model_and_its_worlds():
     task = quadruped({
-        "hips": ag.DCMotorCfg(joint_names_expr=[".*_hip_.*"], stiffness=20.0, saturation_effort=30.0, actuator_velocity_limit=20.0,
-                              armature={".*_abd": 0.02, ".*_flex": 0.03}, friction=0.3, viscous_friction=0.7),
-        "knees": ag.IdealPDActuatorCfg(joint_names_expr=[".*_knee"], stiffness=20.0, dynamic_friction=0.4)})
+        "hips": ag.DCMotorCfg(joint_names_expr=[".*_(hip|thigh)_joint"], stiffness=20.0, saturation_effort=30.0, actuator_velocity_limit=20.0,
+                              armature={".*_hip_joint": 0.02, ".*_thigh_joint": 0.03}, friction=0.3, viscous_friction=0.7),
+        "knees": ag.IdealPDActuatorCfg(joint_names_expr=[".*_calf_joint"], stiffness=20.0, dynamic_friction=0.4)})
     dof = {n: int(task.model.jnt_dofadr[mujoco.mj_name2id(task.model, mujoco.mjtObj.mjOBJ_JOINT, n)]) for n in task.joint_names}
     world = task.backend.world_model(1)
     for m in (task.model, world):
-        assert m.dof_armature[dof["FL_hip_abd"]] == 0.02 and m.dof_armature[dof["RR_hip_flex"]] == 0.03
-        assert m.dof_armature[dof["FL_knee"]] == pytest.approx(0.01)  # the MJCF's, untouched
-        assert m.dof_frictionloss[dof["FR_hip_flex"]] == 0.3 and m.dof_damping[dof["FR_hip_flex"]] == 0.7
-        assert m.dof_frictionloss[dof["RL_knee"]] == 0.4  # dynamic friction alone: MuJoCo's one dry level
+        assert m.dof_armature[dof["FL_hip_joint"]] == 0.02 and m.dof_armature[dof["RR_thigh_joint"]] == 0.03
+        assert m.dof_armature[dof["FL_calf_joint"]] == pytest.approx(0.01)  # the MJCF's, untouched
+        assert m.dof_frictionloss[dof["FR_thigh_joint"]] == 0.3 and m.dof_damping[dof["FR_thigh_joint"]] == 0.7
+        assert m.dof_frictionloss[dof["RL_calf_joint"]] == 0.4  # dynamic friction alone: MuJoCo's one dry level
     run(task)
     with pytest.warns(UserWarning, match="one dry-friction level"):
         quadruped({"legs": ag.IdealPDActuatorCfg(stiffness=1.0, friction=0.5, dynamic_friction=0.2)}, n=1)
@@ -428,11 +478,11 @@ def test_set_parameter_is_validated_immediate_and_the_new_nominal():
 
 
 def test_task_and_wrapper_set_actuator_parameter():
-    task = quadruped({"legs": on(UNITREE_A1_LEGS, ".*")})
+    task = quadruped({"legs": UNITREE_A1_LEGS})
     task.reset(seed=0)
-    task.set_actuator_parameter("legs", "stiffness", 40.0, env_ids=[1], joints=".*_knee")
+    task.set_actuator_parameter("legs", "stiffness", 40.0, env_ids=[1], joints=".*_calf_joint")
     k = task.actuator_parameters()["legs"]["stiffness"]
-    knees = [i for i, n in enumerate(task.joint_names) if n.endswith("_knee")]
+    knees = [i for i, n in enumerate(task.joint_names) if n.endswith("_calf_joint")]
     assert (k[1, knees] == 40.0).all() and (np.delete(k[1], knees) == 25.0).all() and (k[0] == 25.0).all()
     _, _, _, _, info = task.step(np.zeros(task.action_space.shape, np.float32))
     shown = info["actuator"]["parameters"]["legs"]

@@ -46,9 +46,17 @@ def test_make_vec_max_episode_steps_is_honoured(mode):
     assert _trunc_steps(env, 12) == expected
 
 
-def test_max_episode_steps_and_episode_length_s_smaller_wins():
-    long = gym.make_vec(PENDULUM, num_envs=1, episode_length_s=5 * DT, max_episode_steps=8)
-    assert long.max_episode_steps == 5 and long.spec.max_episode_steps == 5
+def test_make_vec_max_episode_steps_is_the_episode_length_above_the_tasks_own_too():
+    """Gymnasium's keyword is the episode length, above the task's ``episode_length_s`` as below it."""
+    long = gym.make_vec(PENDULUM, num_envs=2, episode_length_s=5 * DT, max_episode_steps=8)
+    assert long.max_episode_steps == 8 and long.spec.max_episode_steps == 8
+    long.reset(seed=0)
+    assert _trunc_steps(long, 8) == [8]  # not at 5
+    k = gym.make_vec(PENDULUM, num_envs=1).max_episode_steps + 2  # the registered task's own length and 2 more
+    above = gym.make_vec(PENDULUM, num_envs=1, max_episode_steps=k)
+    assert above.max_episode_steps == k and above.spec.max_episode_steps == k
+    above.reset(seed=0)
+    assert _trunc_steps(above, k) == [k]
     plain = gym.make_vec(PENDULUM, num_envs=1, episode_length_s=5 * DT)
     assert plain.max_episode_steps == 5 and plain.spec.max_episode_steps == 5  # the spec tells the truth
     no_limit = gym.make_vec(PENDULUM, num_envs=1, max_episode_steps=-1)  # -1: as gymnasium.make, none

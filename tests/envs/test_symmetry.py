@@ -41,11 +41,11 @@ def test_spec_refuses_a_wrong_width():
 
 
 def test_joint_mirror_swaps_legs_and_negates_abduction():
-    idx, sign = joint_mirror(JOINT_NAMES, (("FL_", "FR_"), ("RL_", "RR_")), ("_hip_abd",))
-    assert [JOINT_NAMES[i] for i in idx[:6]] == ["FR_hip_abd", "FR_hip_flex", "FR_knee", "FL_hip_abd", "FL_hip_flex", "FL_knee"]
+    idx, sign = joint_mirror(JOINT_NAMES, (("FL_", "FR_"), ("RL_", "RR_")), ("_hip_joint",))
+    assert [JOINT_NAMES[i] for i in idx[:6]] == ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint", "FL_hip_joint", "FL_thigh_joint", "FL_calf_joint"]
     assert sign[:3] == [-1.0, 1.0, 1.0]
-    with pytest.raises(ValueError, match="FR_knee"):
-        joint_mirror(["FL_knee", "FL_hip_abd"], (("FL_", "FR_"),), ())
+    with pytest.raises(ValueError, match="FR_calf_joint"):
+        joint_mirror(["FL_calf_joint", "FL_hip_joint"], (("FL_", "FR_"),), ())
 
 
 def _mirror_state(qpos, qvel, spec_joint_idx, spec_joint_sign):
@@ -66,7 +66,7 @@ class _MirroredPair(QuadrupedTask):
     def sample_reset(self, env_ids, rng):
         state = super().sample_reset(env_ids, rng)
         if list(env_ids) == [0, 1]:
-            idx, sign = joint_mirror(JOINT_NAMES, (("FL_", "FR_"), ("RL_", "RR_")), ("_hip_abd",))
+            idx, sign = joint_mirror(JOINT_NAMES, (("FL_", "FR_"), ("RL_", "RR_")), ("_hip_joint",))
             state["qpos"][1], state["qvel"][1] = _mirror_state(state["qpos"][0], state["qvel"][0], idx, np.asarray(sign))
             self.commands[1] = self.commands[0] * np.array([1.0, -1.0, -1.0])
         return state

@@ -19,7 +19,7 @@ DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "tasks.md"
 
 
 def _doc_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    return re.findall(r"```python[^\n]*\n(.*?)```", DOC.read_text(), re.S)
 
 
 @pytest.fixture(scope="module")

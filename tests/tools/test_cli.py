@@ -3,6 +3,7 @@
 import csv
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ def test_demo_writes_plots_and_table_matching_the_library(tmp_path, capsys):
     rec = analysis.record_pendulum(cases["DC motor"], target=math.radians(70.0), seconds=1.5, label="DC motor")
     want = analysis.step_metrics(rec)
     got = next(r for r in rows if r["model"] == "DC motor")
+    assert want.pop("settled") is True and got["settled"] == "yes"
     for k, v in want.items():
         assert float(got[k]) == pytest.approx(v, rel=1e-4, abs=1e-9), k
     # physics visible in the table: the limited PD never exceeds its limit, the delay shows as latency
@@ -42,7 +44,11 @@ def test_demo_writes_plots_and_table_matching_the_library(tmp_path, capsys):
     ideal = next(r for r in rows if r["model"] == "ideal PD")
     delayed = next(r for r in rows if r["model"] == "PD, 24-substep delay")
     assert float(delayed["response_time_s"]) - float(ideal["response_time_s"]) == pytest.approx(24 / 360, abs=1.5 / 360)
-    assert "rise_time_s" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "rise_time_s" in printed
+    # the 2 N·m limit cannot hold 70 deg (holding torque 2.94 N·m at 90 deg): it swings, no steady error
+    assert limited["settled"] == "no" and limited["steady_error_rad"] == ""
+    assert re.search(r"^PD, 2 N·m limit .* no +not settled ", printed, re.M) and "'not settled'" in printed
 
 
 def test_sweep_effort_limit_stall_angles(tmp_path):
@@ -61,8 +67,10 @@ def test_rollout_random_and_zero_policy(tmp_path, capsys):
     assert z["applied_effort"].shape == (40, 1) and z["reward"].shape == (40,)
     assert np.abs(z["applied_effort"]).max() <= 23.7 + 1e-4  # the ideal_pd preset's limit
     rows = read_csv(tmp_path / "rollout" / "telemetry.csv")
-    assert len(rows) == 40 and float(rows[5]["applied_effort_0"]) == pytest.approx(float(z["applied_effort"][5, 0]), rel=1e-5)
+    assert list(rows[0]) == ["t", "reward", "joint_pos[hinge]", "applied_effort[hinge]"]  # the pendulum's joint
+    assert len(rows) == 40 and float(rows[5]["applied_effort[hinge]"]) == pytest.approx(float(z["applied_effort"][5, 0]), rel=1e-5)
     assert is_png(tmp_path / "rollout" / "applied_effort.png")
+    assert not list((tmp_path / "rollout").glob("torque_speed_*"))  # ideal PD: no DC-motor group
 
 
 def test_train_then_rollout_the_saved_policy(tmp_path, capsys):
@@ -178,6 +186,8 @@ HELP_MUST_SAY = {  # option -> what its help must state (unit or range, and the 
     "fit": {"--epochs": [">= 1", "default: 400"], "--lr": ["> 0", "default: 0.003"], "--holdout": ["(0, 1)", "default: 0.2"],
             "--hidden": ["default: 32 32"], "--input-idx": ["[substeps", "default: 0 1 2 3"], "--seed": [">= 0", "default: 0"],
             "--seq-len": ["[substeps]", "default: 64"], "--batch-size": ["default: 4096"]},
+    "export": {"--policy": ["policy.json + policy.pt", "bundled"], "--format": ["{onnx,torchscript}"],
+               "--experiment": ["default: the policy's task"], "--out": ["default: actuator_gym_out"]},
 }
 
 
@@ -372,3 +382,91 @@ def test_benchmark_load_needs_the_unsafe_opt_in(tmp_path):
     assert r.returncode == 2, r.stderr[-2000:]
     assert f"--load {ckpt}" in r.stderr and "weights_only=False" in r.stderr and "--allow-unsafe-checkpoint" in r.stderr
     assert not (tmp_path / "eval").exists()
+
+
+def test_train_and_fit_print_progress_lines_into_a_log(tmp_path, capsys, monkeypatch):
+    """Captured stdout is not a terminal: `train` and `fit` print progress lines (steps done / total,
+    rate, time left) while they run, before their final report."""
+    import re
+
+    from actuator_gym.tools import progress
+
+    monkeypatch.setattr(progress, "PROGRESS_INTERVAL_S", 0.0)
+    assert main(["train", "--total-timesteps", "256", "--num-envs", "2", "--eval-every", "256", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    line = re.compile(r"^PPO actuator_gym/Pendulum-v0: (\d+)/256 steps \(\d+ %\), [0-9.e+]+ steps/s, elapsed \S+, about \S+ left")
+    done = [int(m.group(1)) for m in map(line.match, lines) if m]
+    end = next(i for i, s in enumerate(lines) if s.startswith("PPO (sb3) on"))
+    assert len(done) >= 3 and all(line.match(s) for s in lines[:end]), lines[:5]
+    assert done == sorted(done) and 0 < done[0] < 256 and done[-1] == 256
+    assert main(["fit", "--synthetic", "--epochs", "5", str(tmp_path / "log.npz"), str(tmp_path / "net")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^fit MLP: 1/5 epochs \(20 %\), .* epochs/s, .* left", out, re.M), out
+    assert re.search(r"^fit MLP: 5/5 epochs \(100 %\)", out, re.M), out
+
+
+def test_step_metrics_give_a_steady_error_only_for_a_settled_response():
+    """Settled: within 2 % of the step of the final value over the last 20 % of the window."""
+    t = np.arange(1000) / 100.0
+    target = 1.0
+
+    def rec(q):
+        return analysis.Recording("x", t, q, np.gradient(q, t), q * 0, q * 0, target, 0.01)
+
+    resting = 0.9 * (1 - np.exp(-t))  # rests at 0.9 rad: steady error 0.1 (its last 0.5 s: 0.1 + 0.9 e^-t)
+    m = analysis.step_metrics(rec(resting))
+    assert analysis.settled(rec(resting)) and m["settled"] is True
+    assert m["steady_error_rad"] == pytest.approx(0.1 + 0.9 * np.exp(-t[-50:]).mean(), rel=1e-9)
+    swinging = 1.0 - 0.05 * np.cos(2 * np.pi * t)  # +-5 % of the step around the target, to the end
+    m = analysis.step_metrics(rec(swinging))
+    assert m["settled"] is False and math.isnan(m["steady_error_rad"])
+    # +-0.9 % around the target: within 1.8 % of the last value (q(9.99 s) = 1 - 0.009 cos(0.0628)): settled;
+    # +-1.1 %: 2.2 % away from it, not
+    assert analysis.settled(rec(1.0 - 0.009 * np.cos(2 * np.pi * t)))
+    assert not analysis.settled(rec(1.0 - 0.011 * np.cos(2 * np.pi * t)))
+
+
+def test_rollout_telemetry_by_joint_name_and_the_dc_motor_operating_points(tmp_path, capsys, monkeypatch):
+    """The quadruped's telemetry columns and legends carry its joint names; its DC-motor group gets a
+    torque-speed figure."""
+    from actuator_gym.tools import plots
+
+    legends, envelopes = {}, []
+    real_ts, real_tq = plots.timeseries, plots.torque_speed
+
+    def ts(t, series, path, title, ylabel, labels=None):
+        legends.update(labels)
+        return real_ts(t, series, path, title, ylabel, labels)
+
+    def tq(v, lo, hi, qd, tau, path, title, **kw):
+        envelopes.append((v, lo, hi, qd, tau, path))
+        return real_tq(v, lo, hi, qd, tau, path, title, **kw)
+
+    monkeypatch.setattr(plots, "timeseries", ts)
+    monkeypatch.setattr(plots, "torque_speed", tq)
+    assert main(["rollout", "--task", "actuator_gym/Quadruped-v0", "--actuators", "go1_dc_motor", "--steps", "12",
+                 "--out", str(tmp_path)]) == 0
+    out = tmp_path / "rollout"
+    z, rows = np.load(out / "telemetry.npz"), read_csv(out / "telemetry.csv")
+    legs = [f"{leg}_{j}_joint" for leg in ("FL", "FR", "RL", "RR") for j in ("hip", "thigh", "calf")]
+    assert list(rows[0]) == ["t", "reward"] + [f"{k}[{n}]" for k in ("joint_pos", "applied_effort") for n in legs]
+    assert float(rows[7]["joint_pos[FR_calf_joint]"]) == pytest.approx(float(z["joint_pos"][7, 5]), rel=1e-5)
+    assert legends == {"applied_effort": legs, "joint_pos": legs}
+    (v, lo, hi, qd, tau, path), = envelopes
+    assert path == out / "torque_speed_legs.png" and is_png(path)
+    np.testing.assert_array_equal(qd, z["joint_vel"].ravel())  # every joint's speed and effort, every step
+    np.testing.assert_array_equal(tau, z["applied_effort"].ravel())
+    # the go1_dc_motor envelope: 23.7 N·m continuous; stall torque 33.5 N·m x U(0.8, 1.2) (randomized at
+    # reset, the same for the 12 joints: one envelope), falling to 0 at 30.1 rad/s; point-symmetric
+    assert lo.shape == hi.shape == (1, v.size) and v.max() >= 30.1
+    i, j = np.argmin(np.abs(v)), np.argmin(np.abs(v - 20.0))
+    assert hi[0, i] == pytest.approx(23.7) and lo[0, i] == pytest.approx(-23.7)
+    assert 0.8 * 33.5 <= hi[0, j] / (1 - v[j] / 30.1) <= 1.2 * 33.5
+    np.testing.assert_allclose(lo[0], -hi[0][::-1], rtol=1e-5, atol=1e-5)
+
+
+def test_rollout_telemetry_by_rotor_name(tmp_path, capsys):
+    assert main(["rollout", "--task", "actuator_gym/Quadrotor-v0", "--steps", "3", "--out", str(tmp_path)]) == 0
+    rows, z = read_csv(tmp_path / "rollout" / "telemetry.csv"), np.load(tmp_path / "rollout" / "telemetry.npz")
+    assert list(rows[0]) == ["t", "reward"] + [f"applied_thrust[rotor_{i}]" for i in range(4)]
+    assert float(rows[2]["applied_thrust[rotor_3]"]) == pytest.approx(float(z["applied_thrust"][2, 3]), rel=1e-5)

@@ -187,22 +187,24 @@ def test_cli_bad_log_one_line(tmp_path, capsys):
 
 
 def test_progress_bar_over_epochs(tmp_path, monkeypatch):
-    """tqdm counts the epochs (shown on a terminal; ``progress=False`` turns it off)."""
+    """tqdm counts the epochs on a terminal; ``progress=False`` turns it off."""
     import tqdm
+
+    from actuator_gym.tools import progress
 
     seen = []
     real = tqdm.tqdm
 
     def spy(*a, **kw):
-        bar = real(*a, **{**kw, "disable": True})
-        seen.append((kw.get("desc"), kw.get("unit"), len(a[0]) if a else None, kw.get("disable")))
-        return bar
+        seen.append((kw.get("desc"), kw.get("unit"), kw.get("total"), kw.get("disable")))
+        return real(*a, **{**kw, "disable": True})
 
     monkeypatch.setattr(tqdm, "tqdm", spy)
+    monkeypatch.setattr(progress, "_isatty", lambda stream: True)  # stdout and stderr: a terminal
     log = generate_synthetic_log(tmp_path / "log.npz", num_steps=200, num_sequences=2)
     fit_actuator_net(log, tmp_path / "o", epochs=3)
     fit_actuator_net(log, tmp_path / "o2", epochs=2, progress=False)
-    assert seen == [("fit MLP", "epoch", 3, None), ("fit MLP", "epoch", 2, True)]
+    assert seen == [("fit MLP", "epoch", 3, False), ("fit MLP", "epoch", 2, True)]
 
 
 def _npz_declaring(path, arrays):
