@@ -27,7 +27,7 @@ import numpy as np
 
 from .._safe_io import atomic_path, clear_outputs, output_dir, write_atomic
 from .options import OneLineParser, float_in, int_at_least
-from .tables import write_csv
+from . import tables
 
 DEFAULT_OUT = Path("actuator_gym_out")
 
@@ -41,16 +41,6 @@ def _progress(iterable, desc: str, total: int | None = None):
     from tqdm import tqdm
 
     return tqdm(iterable, desc=desc, total=total, leave=False, mininterval=0.5, disable=not sys.stderr.isatty())
-
-
-def _print_table(rows: list[dict[str, Any]]) -> None:
-    keys = list(rows[0])
-    cells = [[k for k in keys]] + [[(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k])) for k in keys] for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(keys))]
-    for n, c in enumerate(cells):
-        print("  ".join(s.rjust(w) if i else s.ljust(w) for i, (s, w) in enumerate(zip(c, widths))))
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
 
 
 def _load_actuators(spec: str | None, allow_unsafe: bool = False):
@@ -113,7 +103,7 @@ def cmd_demo(args) -> int:
     cases = analysis.demo_cases()
     recs = [analysis.record_pendulum(cfgs, target=target, seconds=args.seconds, label=label, seed=args.seed)
             for label, cfgs in _progress(cases.items(), "pendulum runs", total=len(cases))]
-    rows = [_settling_cells({"model": r.label, **analysis.step_metrics(r)}) for r in recs]
+    rows = [tables.settling_cells({"model": r.label, **analysis.step_metrics(r)}) for r in recs]
     files = [
         plots.step_responses(recs, out / "step_response.png", f"Pendulum step to {args.target_deg:g} deg under four actuator models"),
         plots.efforts(recs, out / "effort.png", "Effort over time"),
@@ -124,10 +114,10 @@ def cmd_demo(args) -> int:
     lo, hi = analysis.dc_envelope(p["saturation_effort"], p["actuator_velocity_limit"], p["actuator_effort_limit"], v)
     files.append(plots.torque_speed(v, lo, hi, dc.qd, dc.applied_effort, out / "torque_speed.png",
                                     "DC motor: torque-speed envelope and operating points"))
-    files.append(write_csv(out / "summary.csv", rows))
+    files.append(tables.write_csv(out / "summary.csv", rows))
     print(f"Pendulum (0.6 kg at 0.5 m, holding torque {analysis.HOLDING_TORQUE:.2f} N·m at horizontal), "
           f"step command 0 -> {args.target_deg:g} deg, {args.seconds:g} s at 360 Hz:\n")
-    _print_step_table(rows)
+    tables.print_step_table(rows)
     print(f"\nWrote {len(files)} files to {out}/ in {time.perf_counter() - t0:.1f} s:")
     for f in files:
         print(f"  {f}")
@@ -151,32 +141,16 @@ def cmd_sweep(args) -> int:
         if args.param == "implicit":  # a diverged run's step metrics are meaningless: nan
             bad = analysis.diverged(r)
             row = {"case": label, "diverged": bad, **{k: (float("nan") if bad else v) for k, v in row.items() if k != "case"}}
-        rows.append(_settling_cells(row))
+        rows.append(tables.settling_cells(row))
     ylim = (min(-10.0, args.target_deg - 100.0), args.target_deg + 100.0) if args.param == "implicit" else None
     if args.param == "implicit":
         recs = [analysis.until_divergence(r) for r in recs]  # a diverged trace stops where it blew up
     png = plots.step_responses(recs, out / f"sweep_{args.param}.png",
                                f"Pendulum: {args.param} sweep (step to {args.target_deg:g} deg)", ylim=ylim)
-    csv_path = write_csv(out / f"sweep_{args.param}.csv", rows)
-    _print_step_table(rows)
+    csv_path = tables.write_csv(out / f"sweep_{args.param}.csv", rows)
+    tables.print_step_table(rows)
     print(f"\nWrote {png} and {csv_path}")
     return 0
-
-
-def _settling_cells(row: dict[str, Any]) -> dict[str, Any]:
-    """A step-metrics row as the CSV holds it: ``settled`` yes / no, ``steady_error_rad`` empty unless
-    the response settled (``analysis.settled``; a diverged run has not)."""
-    ok = row.get("settled") is True
-    return {**row, "settled": "yes" if ok else "no", **({} if ok else {"steady_error_rad": ""})}
-
-
-def _print_step_table(rows: list[dict[str, Any]]) -> None:
-    from .analysis import SETTLE_BAND, SETTLE_TAIL
-
-    _print_table([{k: ("not settled" if k == "steady_error_rad" and v == "" else v) for k, v in r.items()} for r in rows])
-    print(f"\nsteady_error_rad: mean |target - q| over the last 0.5 s, only for responses that settled (stayed within "
-          f"{SETTLE_BAND:.0%} of the step over the last {SETTLE_TAIL:.0%} of the run); 'not settled': still moving, "
-          f"no steady error (the CSV cell is empty)")
 
 
 # -- rollout -----------------------------------------------------------------------------------
@@ -246,16 +220,16 @@ def cmd_rollout(args) -> int:
         for key in keys:
             row.update(zip(columns[key], map(float, np.asarray(arrays[key][i]).ravel())))
         rows.append(row)
-    files = [out / "telemetry.npz", write_csv(out / "telemetry.csv", rows)]
+    files = [out / "telemetry.npz", tables.write_csv(out / "telemetry.csv", rows)]
     for key, ylabel in (("applied_effort", "applied effort [N·m]"), ("applied_thrust", "applied thrust [N]"), ("joint_pos", "joint position [rad]")):
         if key in arrays:
             legend = [c[len(key) + 1:-1] for c in columns[key]]  # the joint / rotor names
             files.append(plots.timeseries(t, {key: arrays[key]}, out / f"{key}.png", f"{task}: {key}", ylabel, {key: legend}))
     if "applied_effort" in arrays and "joint_vel" in arrays:
-        files += [_torque_speed(group, ids, motors, arrays, t, out / f"torque_speed_{_file_part(group)}.png")
+        files += [plots.dc_operating_points(group, ids, motors, arrays, t, out / f"torque_speed_{plots.file_part(group)}.png")
                   for group, (ids, motors) in dc_groups.items() if ids]
     if args.video:
-        files.append(_write_video(frames, out / f"rollout.{args.video}", fps=max(1, int(round(1.0 / dt)))))
+        files.append(plots.write_video(frames, out / f"rollout.{args.video}", fps=max(1, int(round(1.0 / dt)))))
     if gait is not None:
         import json
 
@@ -268,50 +242,11 @@ def cmd_rollout(args) -> int:
     return 0
 
 
-def _file_part(name: str) -> str:
-    """``name`` made safe as part of a file name (letters, digits, ``_``, ``-``; others ``_``)."""
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "_"
-
-
-def _torque_speed(group: str, ids: list[int], motors: np.ndarray, arrays: dict[str, np.ndarray], t: np.ndarray, path: Path) -> Path:
-    """A DC-motor group's operating points (joint speed, applied effort; every joint, every step)
-    against its torque-speed envelope(s) (``motors``: distinct (saturation_effort, velocity_limit,
-    effort_limit) rows)."""
-    from . import analysis, plots
-
-    qd, tau = arrays["joint_vel"][:, ids], arrays["applied_effort"][:, ids]
-    speeds, limits = np.abs(qd[np.isfinite(qd)]), motors[:, 1][np.isfinite(motors[:, 1])]
-    span = max(1.1 * float(speeds.max()) if speeds.size else 0.0, 1.2 * float(limits.max()) if limits.size else 0.0, 1e-3)
-    v = np.linspace(-span, span, 301)
-    lo, hi = zip(*(analysis.dc_envelope(sat, vel, eff, v) for sat, vel, eff in motors))
-    return plots.torque_speed(v, np.stack(lo), np.stack(hi), qd.ravel(), tau.ravel(), path,
-                              f"{group}: torque-speed envelope and operating points ({len(ids)} joint(s))",
-                              when=np.repeat(t, len(ids)), when_label="time [s]")
-
-
 ROLLOUT_OUTPUTS = ("telemetry.npz", "telemetry.csv", "applied_effort.png", "applied_thrust.png", "joint_pos.png",
                    "torque_speed_*.png", "rollout.gif", "rollout.mp4", "gait.json")
 """The files ``rollout`` writes into ``OUT/rollout/``: an earlier rollout's are removed before a rollout
 writes (a symbolic link: the link, not its target); no other file there is touched. Every file is
 written atomically (``_safe_io.atomic_path``: a link at its name is replaced, never written through)."""
-
-
-def _write_video(frames, path: Path, fps: int) -> Path:
-    if not frames or frames[0] is None:
-        raise CliError("no frames were rendered (is a GL backend available? set MUJOCO_GL=egl or osmesa)")
-    import imageio.v2 as imageio
-
-    with atomic_path(path) as tmp:
-        if path.suffix == ".gif":
-            imageio.mimsave(tmp, frames, duration=1.0 / fps, loop=0)
-        else:
-            try:
-                imageio.mimsave(tmp, frames, fps=fps)
-            except Exception as exc:  # noqa: BLE001 - the ffmpeg plugin is optional
-                raise CliError(f"cannot write {path.name}: {exc}; use --video gif, or pip install imageio-ffmpeg") from None
-    return path
 
 
 def _experiment(args):
@@ -429,7 +364,7 @@ def cmd_transfer(args) -> int:
           f"{len(report['fitted'])} net(s) fitted, {report['evaluated']} evaluation(s) run in {report['wall_s']:.1f} s")
     keys = ("train_condition", "hardware_condition", "tracking_error", "tracking_error_ci95", "return", "fell", "energy",
             "saturated_fraction", "peak_abs_effort")
-    _print_table([{k: r[k] for k in keys} for r in report["summary"]])
+    tables.print_table([{k: r[k] for k in keys} for r in report["summary"]])
     for f in report["files"]:
         print(f"  {f}")
     return 0
@@ -437,31 +372,10 @@ def cmd_transfer(args) -> int:
 
 # -- export ------------------------------------------------------------------------------------
 def cmd_export(args) -> int:
-    import gymnasium as gym
+    from .export import LAYOUT_FILE, export_for_task
 
-    from .export import LAYOUT_FILE, export_policy, load_policy
-    from .training import make_env
-
-    policy = load_policy(args.policy)
     exp = _experiment(args)
-    task = policy.meta.get("task")
-    if exp is not None and task not in (None, exp.task):
-        raise CliError(f"--experiment {args.experiment} is for {exp.task}, the policy {args.policy} for {task}")
-    task = exp.task if exp is not None else task
-    env = None
-    if task is not None and task in gym.registry:  # the task's names and action map go into the layout
-        env = make_env(task, exp.actuators if exp is not None else None, **(dict(exp.task_kwargs) if exp is not None else {}))
-        dims = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
-        if dims != (policy.meta["obs_dim"], policy.meta["act_dim"]):
-            env.close()
-            raise CliError(f"policy {args.policy} has obs {policy.meta['obs_dim']} / act {policy.meta['act_dim']}, "
-                           f"but {task} has obs {dims[0]} / act {dims[1]}")
-    out = output_dir(args.out, "export")  # a link there is refused before anything is written
-    try:
-        files = export_policy(policy, args.format, out, env)
-    finally:
-        if env is not None:
-            env.close()
+    policy, task, files = export_for_task(args.policy, args.format, output_dir(args.out, "export", create=False), exp)  # a link refused first
     print(f"Exported the deterministic actor of {args.policy} ({task or 'no task recorded'}): input obs (N, "
           f"{policy.meta['obs_dim']}) float32, output actions (N, {policy.meta['act_dim']}); layout in {LAYOUT_FILE}")
     for f in files:

@@ -22,7 +22,7 @@ import torch
 
 from .._safe_io import atomic_path, clear_outputs, write_atomic
 
-__all__ = ["EXPORT_FORMATS", "LAYOUT_FILE", "LAYOUT_FORMAT", "ExportedActor", "export_policy", "layout", "load_policy"]
+__all__ = ["EXPORT_FORMATS", "LAYOUT_FILE", "LAYOUT_FORMAT", "ExportedActor", "export_for_task", "export_policy", "layout", "load_policy"]
 
 EXPORT_FORMATS = {"onnx": "policy.onnx", "torchscript": "policy.pt"}
 """``--format``: the file each writes into ``OUT/export``."""
@@ -124,6 +124,7 @@ def export_policy(policy: Any, fmt: str, out: Path, env: Any | None = None) -> l
     doc = layout(policy, env)
     model = ExportedActor(policy).eval()
     example = torch.zeros(2, policy.meta["obs_dim"], dtype=torch.float32)
+    out.mkdir(parents=True, exist_ok=True)
     clear_outputs(out, EXPORT_OUTPUTS)
     path = out / EXPORT_FORMATS[fmt]
     with atomic_path(path) as tmp, torch.no_grad(), warnings.catch_warnings():
@@ -137,3 +138,35 @@ def export_policy(policy: Any, fmt: str, out: Path, env: Any | None = None) -> l
             torch.jit.script(model).save(str(tmp))
     doc["model"] = {"file": path.name, "format": fmt, **({"opset": ONNX_OPSET} if fmt == "onnx" else {})}
     return [path, write_atomic(out / LAYOUT_FILE, json.dumps(doc, indent=1, ensure_ascii=False))]
+
+
+def export_for_task(spec: str | Path, fmt: str, out: Path, experiment: Any = None) -> tuple[Any, str | None, list[Path]]:
+    """``actuator-gym export``: the policy ``spec`` (:func:`load_policy`) exported into ``out`` (an
+    output folder already checked) with the layout of its task -- built as the experiment builds it
+    (its actuators and task keywords: the action map trained with) where ``experiment`` is given, else
+    from the task recorded in the policy. ``ValueError`` (before anything is written) for an
+    experiment of another task or a task whose sizes differ from the policy's. Returns the policy, the
+    task and the files written."""
+    import gymnasium as gym
+
+    from .training import make_env
+
+    policy = load_policy(spec)
+    task = policy.meta.get("task")
+    if experiment is not None and task not in (None, experiment.task):
+        raise ValueError(f"the experiment is for {experiment.task}, the policy {spec} for {task}")
+    task = experiment.task if experiment is not None else task
+    env = None
+    if task is not None and task in gym.registry:  # the task's names and action map go into the layout
+        acts, kwargs = (experiment.actuators, dict(experiment.task_kwargs)) if experiment is not None else (None, {})
+        env = make_env(task, acts, **kwargs)
+        dims = int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape))
+        if dims != (policy.meta["obs_dim"], policy.meta["act_dim"]):
+            env.close()
+            raise ValueError(f"policy {spec} has obs {policy.meta['obs_dim']} / act {policy.meta['act_dim']}, "
+                             f"but {task} has obs {dims[0]} / act {dims[1]}")
+    try:
+        return policy, task, export_policy(policy, fmt, out, env)
+    finally:
+        if env is not None:
+            env.close()

@@ -155,3 +155,42 @@ def heatmap_grid(path: Path, rows: Sequence[str], cols: Sequence[str], panels: d
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def file_part(name: str) -> str:
+    """``name`` made safe as part of a file name (letters, digits, ``_``, ``-``; others ``_``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "_"
+
+
+def dc_operating_points(group: str, ids: list[int], motors: np.ndarray, arrays: dict[str, np.ndarray], t: np.ndarray, path: Path) -> Path:
+    """A DC-motor group's operating points (joint speed, applied effort; every joint, every step)
+    against its torque-speed envelope(s) (``motors``: distinct (saturation_effort, velocity_limit,
+    effort_limit) rows)."""
+    from . import analysis
+
+    qd, tau = arrays["joint_vel"][:, ids], arrays["applied_effort"][:, ids]
+    speeds, limits = np.abs(qd[np.isfinite(qd)]), motors[:, 1][np.isfinite(motors[:, 1])]
+    span = max(1.1 * float(speeds.max()) if speeds.size else 0.0, 1.2 * float(limits.max()) if limits.size else 0.0, 1e-3)
+    v = np.linspace(-span, span, 301)
+    lo, hi = zip(*(analysis.dc_envelope(sat, vel, eff, v) for sat, vel, eff in motors))
+    return torque_speed(v, np.stack(lo), np.stack(hi), qd.ravel(), tau.ravel(), path,
+                              f"{group}: torque-speed envelope and operating points ({len(ids)} joint(s))",
+                              when=np.repeat(t, len(ids)), when_label="time [s]")
+
+
+def write_video(frames, path: Path, fps: int) -> Path:
+    if not frames or frames[0] is None:
+        raise ValueError("no frames were rendered (is a GL backend available? set MUJOCO_GL=egl or osmesa)")
+    import imageio.v2 as imageio
+
+    with atomic_path(path) as tmp:
+        if path.suffix == ".gif":
+            imageio.mimsave(tmp, frames, duration=1.0 / fps, loop=0)
+        else:
+            try:
+                imageio.mimsave(tmp, frames, fps=fps)
+            except Exception as exc:  # noqa: BLE001 - the ffmpeg plugin is optional
+                raise ValueError(f"cannot write {path.name}: {exc}; use --video gif, or pip install imageio-ffmpeg") from None
+    return path
