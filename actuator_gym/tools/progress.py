@@ -36,7 +36,8 @@ class Progress:
         from tqdm import tqdm
 
         self.total, self.desc, self.unit, self.n = int(total), desc, unit, 0
-        self.lines = enabled and not _isatty(sys.stdout)
+        self.out = sys.stdout  # the stdout of now: an engine may silence its library's console log meanwhile
+        self.lines = enabled and not _isatty(self.out)
         self.bar = tqdm(total=total, desc=desc, unit=unit, leave=False, mininterval=0.5,
                         disable=not (enabled and _isatty(sys.stderr)))
         self.postfix = ""
@@ -63,7 +64,7 @@ class Progress:
         pct = 100.0 * self.n / self.total if self.total else 100.0
         eta = f"about {tqdm.format_interval(left)} left" if left == left else "time left unknown"
         print(f"{self.desc}: {self.n}/{self.total} {self.unit}s ({pct:.0f} %), {rate:.4g} {self.unit}s/s, "
-              f"elapsed {tqdm.format_interval(elapsed)}, {eta}{self.postfix}", flush=True)
+              f"elapsed {tqdm.format_interval(elapsed)}, {eta}{self.postfix}", file=self.out, flush=True)
         self.printed = True
 
     def close(self) -> None:

@@ -399,6 +399,13 @@ def test_train_and_fit_print_progress_lines_into_a_log(tmp_path, capsys, monkeyp
     end = next(i for i, s in enumerate(lines) if s.startswith("PPO (sb3) on"))
     assert len(done) >= 3 and all(line.match(s) for s in lines[:end]), lines[:5]
     assert done == sorted(done) and 0 < done[0] < 256 and done[-1] == 256
+    # rsl_rl: the lines come from inside runner.learn, whose own console log the engine silences
+    assert main(["train", "--engine", "rsl_rl", "--total-timesteps", "288", "--num-envs", "4", "--eval-every", "288",
+                 "--out", str(tmp_path / "rsl")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    end = next(i for i, s in enumerate(lines) if s.startswith("PPO (rsl_rl) on"))
+    during = [s for s in lines[:end] if s.startswith("rsl_rl PPO actuator_gym/Pendulum-v0: ")]
+    assert [s.split(":")[1].split()[0] for s in during][:3] == ["96/288", "192/288", "288/288"], lines[:end]
     assert main(["fit", "--synthetic", "--epochs", "5", str(tmp_path / "log.npz"), str(tmp_path / "net")]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^fit MLP: 1/5 epochs \(20 %\), .* epochs/s, .* left", out, re.M), out
