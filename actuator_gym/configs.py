@@ -194,6 +194,13 @@ def list_presets() -> dict[str, Path]:
     return {p.stem: p for p in sorted(root.rglob("*.yaml"))}
 
 
+def bundled_policies() -> dict[str, Path]:
+    """``{name: folder}`` of the policies shipped with the package (``policies/NAME/`` beside the
+    presets, each holding ``policy.json`` + ``policy.pt``): ``SavedPolicy.load(NAME)`` and ``--policy NAME``."""
+    root = preset_dir() / "policies"
+    return {p.parent.name: p.parent for p in sorted(root.glob("*/policy.json"))} if root.is_dir() else {}
+
+
 def _resolve_path(path_or_name: str | Path, base: Path | None = None) -> Path:
     """A YAML path (relative ones against ``base`` when given) or the file of a bundled preset."""
     p = Path(path_or_name)

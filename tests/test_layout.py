@@ -1,8 +1,10 @@
 """The package's layout keeps the rules docs/architecture.md states: imports point one way (no circle,
 an import inside a function counts, only ``if TYPE_CHECKING:`` is exempt) and no module reads another
-module's private fields. Both are read from the source with ``ast`` (nothing is imported)."""
+module's private fields. Both are read from the source with ``ast`` (nothing is imported). And the
+page itself names only repository paths that exist."""
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "actuator_gym"
@@ -158,3 +160,45 @@ def test_no_module_reads_another_modules_private_fields():
     assert not found, f"reads of another module's private fields (give the owner a public name): {found}"
     stale = ALLOWED_PRIVATE_READS - {(m, expr) for m, _, expr in reads}
     assert not stale, f"allowed reads that no longer occur (remove them from ALLOWED_PRIVATE_READS): {stale}"
+
+
+ROOT = PACKAGE.parent
+_PATH = r"[\w*-][\w.*-]*(?:/[\w.*-]*)+(?:::\w+)?|[\w*-]+\.py(?!\w)(?:::\w+)?"
+
+
+def _defines(path: Path, name: str) -> bool:
+    return re.search(rf"^(?:\s*def |\s*class )?{re.escape(name)}\b", path.read_text(), re.M) is not None
+
+
+def doc_paths_missing(text: str) -> list[str]:
+    """The repository paths ``text`` names (in backticks, or anywhere in a fenced block) that are no
+    file or folder: a token of path characters with a ``/`` or ending in ``.py``, resolved against the
+    repository root or the package (``*`` globs). ``file.py::test_x`` also needs ``def test_x`` in
+    the file, ``pkg/module.Name`` a top-level ``Name`` in ``pkg/module.py``."""
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
+    tokens = [t for t in re.findall(r"`([^`\n]+)`", re.sub(r"^```.*?^```", "", text, flags=re.M | re.S))
+              if re.fullmatch(_PATH, t)]
+    tokens += [t.rstrip(".") for b in blocks for t in re.findall(_PATH, b)]
+    missing = []
+    for token in tokens:
+        path, _, name = token.partition("::")
+        hits = [p for base in (ROOT, PACKAGE) for p in base.glob(path.rstrip("/")) if p.exists()]
+        if not hits and "." in path.rpartition("/")[2] and not path.endswith(".py"):
+            module, _, name = path.rpartition(".")
+            hits = [p for base in (ROOT, PACKAGE) for p in [base / f"{module}.py"] if p.is_file()]
+        if not hits or name and not any(_defines(p, name) for p in hits):
+            missing.append(token)
+    return missing
+
+
+def test_architecture_doc_names_only_existing_paths():
+    """docs/architecture.md names only files and folders (and tests) that exist; the checker first
+    flags a deleted module, a bare name outside the package's top level and a renamed test."""
+    text = ("`rig/rig.py` `actuator_gym/rig/` `tests/test_layout.py::test_no_import_circles` `envs/quadruped*.py` "
+            "`wrappers/sensor.ObservationSensor` `wrappers/native_execution.py` `mujoco_batch.py` "
+            "`tests/test_layout.py::test_gone` `rig/rig.Gone` `info[\"x\"]` `a.b` `a / b`\n"
+            "```\nActuatorRig (rig/rig.py) -> engine (envs/task_execution.py).\n```\n")
+    assert doc_paths_missing(text) == ["wrappers/native_execution.py", "mujoco_batch.py",
+                                       "tests/test_layout.py::test_gone", "rig/rig.Gone", "envs/task_execution.py"]
+    missing = doc_paths_missing((ROOT / "docs" / "architecture.md").read_text())
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"

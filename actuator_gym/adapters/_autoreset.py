@@ -199,12 +199,33 @@ class SameStepAutoreset(ForwardCalls, VectorWrapper):
     step with ``env.reset(options={"reset_mask": done})``; rewards, terminations and truncations
     are those of the step. The wrapped env must implement the partial reset (Gymnasium's contract:
     only the masked envs are reset and their pending autoreset is cleared).
+
+    ``flat_info=True``: the infos of ``reset`` and ``step`` (and ``final_info``) have no nested dicts:
+    ``info["actuator"]["applied_effort"]`` becomes ``info["actuator/applied_effort"]``, with its mask,
+    as the tasks' own ``flat_info=True`` gives; torchrl's ``GymWrapper`` reads flat entries only.
     """
 
-    def __init__(self, env: VectorEnv):
+    def __init__(self, env: VectorEnv, *, flat_info: bool = False):
+        from .._checks import check_bool
+
         super().__init__(env)
         self.source_mode = autoreset_mode(env)
+        self.flat_info = check_bool(flat_info, "flat_info", "SameStepAutoreset")
         self.metadata = {**env.metadata, "autoreset_mode": AutoresetMode.SAME_STEP}
+
+    def _flat(self, info: dict) -> dict:
+        if not self.flat_info:
+            return info
+        from ..envs.task_info import flat_info
+
+        finals = {k: info[k] for k in ("final_obs", "_final_obs", "_final_info") if k in info}
+        if "final_info" in info:
+            finals["final_info"] = flat_info(info["final_info"])
+        return {**flat_info({k: v for k, v in info.items() if k not in finals}), **finals}
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        return obs, self._flat(info)
 
     @property
     def autoreset_mode(self) -> AutoresetMode:
@@ -213,11 +234,9 @@ class SameStepAutoreset(ForwardCalls, VectorWrapper):
 
     def step(self, actions):
         obs, rewards, terminated, truncated, info = self.env.step(actions)
-        if self.source_mode == AutoresetMode.SAME_STEP:
-            return obs, rewards, terminated, truncated, info
         done = np.logical_or(to_numpy(terminated), to_numpy(truncated)).astype(bool).reshape(-1)
-        if not done.any():
-            return obs, rewards, terminated, truncated, info
+        if self.source_mode == AutoresetMode.SAME_STEP or not done.any():
+            return obs, rewards, terminated, truncated, self._flat(info)
         reset_obs, reset_info = self.env.reset(options={"reset_mask": done.copy()})
         if reset_obs is None:
             raise ValueError(
@@ -230,4 +249,4 @@ class SameStepAutoreset(ForwardCalls, VectorWrapper):
         out_info = overlay_info(restrict_info(info, ~done), reset_info, self.num_envs)
         out_info["final_obs"], out_info["_final_obs"] = final_obs, done.copy()
         out_info["final_info"], out_info["_final_info"] = restrict_info(info, done), done.copy()
-        return _select(obs, reset_obs, done), rewards, terminated, truncated, out_info
+        return _select(obs, reset_obs, done), rewards, terminated, truncated, self._flat(out_info)

@@ -431,6 +431,13 @@ class BatchedTask(VectorEnv, SubEnvCalls):
     def close_extras(self, **kwargs: Any) -> None:
         self.backend.close()
 
+    def __deepcopy__(self, memo: dict) -> "BatchedTask":  # also reached by copy.deepcopy of a gym.make env
+        raise TypeError(
+            f"{type(self).__name__} cannot be deep-copied: its MuJoCo batch (the simulator's native memory) "
+            "is not copyable. Build an independent env from the spec (it holds your keywords): "
+            "gymnasium.make_vec(env.spec, num_envs=env.num_envs) for a task, gymnasium.make(env.spec) for a "
+            "single env; reset both with the same seed and the same actions give the same rollouts")
+
     def actuator_parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force, both kinds of group."""
         return self.rig.parameters()

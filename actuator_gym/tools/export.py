@@ -34,19 +34,16 @@ EXPORT_OUTPUTS = (*EXPORT_FORMATS.values(), LAYOUT_FILE)
 """What ``export`` writes into ``OUT/export``: an earlier export's files are removed first (an ONNX
 export leaves no older ``policy.pt`` beside its layout)."""
 
-BUNDLED_POLICIES: dict[str, str] = {}
-"""``{name: folder}`` of the policies shipped with the package (``--policy NAME``); empty until one ships."""
-
 OBS_LAYOUTS = {"actuator_gym/Quadruped-v0": ("actuator_gym.envs.quadruped_terms", "OBS_LAYOUT")}
 """``{task: (module, attribute)}``: where a task keeps its observation layout (``{quantity: slice}``)."""
 
 
 def load_policy(spec: str | Path):
-    """The :class:`~actuator_gym.tools.training.SavedPolicy` named by ``spec``: a bundled name
-    (:data:`BUNDLED_POLICIES`) or a folder holding ``policy.json`` + ``policy.pt``."""
+    """The :class:`~actuator_gym.tools.training.SavedPolicy` named by ``spec``: a bundled policy's name
+    (:func:`actuator_gym.configs.bundled_policies`) or a folder holding ``policy.json`` + ``policy.pt``."""
     from .training import SavedPolicy
 
-    return SavedPolicy.load(BUNDLED_POLICIES.get(str(spec), spec))
+    return SavedPolicy.load(spec)
 
 
 class ExportedActor(torch.nn.Module):

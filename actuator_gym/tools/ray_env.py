@@ -5,7 +5,8 @@ VECTOR_ENTRY_POINT)`` from the creator registered in Ray's env registry (``regis
 make_runner_env)``, ``config.environment(env=RUNNER_ENV_ID)``): :func:`make_runner_env` is a
 module-level callable, so every env runner process imports
 ``actuator_gym`` (which registers the tasks) by unpickling it -- a bare ``"actuator_gym/..."`` id
-would fail there with ``NamespaceNotFound``. One env runner then steps its N worlds in one batched
+fails there with ``NamespaceNotFound`` unless something else in the config imports ``actuator_gym``
+(RLlib then reports ``IndexError: list index out of range``; docs/adapters.md). One env runner then steps its N worlds in one batched
 backend (``make_vec`` of our tasks: the native :class:`~actuator_gym.envs.BatchedTask`; other
 Gymnasium MuJoCo ids: a ``SyncVectorEnv`` of :class:`~actuator_gym.wrappers.ActuatorWrapper` envs).
 

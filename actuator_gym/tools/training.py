@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from .._safe_io import atomic_path, clear_outputs, output_dir, parse_json_object, read_bytes, write_atomic, zip_sizes
+from ..configs import bundled_policies
 
 __all__ = ["SavedPolicy", "save_policy", "train_ppo", "make_env", "make_vec_env", "evaluate", "write_learning_curve"]
 
@@ -234,12 +235,15 @@ class SavedPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> "SavedPolicy":
-        """Load from a folder holding ``policy.json`` and ``policy.pt`` (or the path of either).
+        """Load from a folder holding ``policy.json`` and ``policy.pt`` (or the path of either), or a
+        bundled policy by name (:func:`actuator_gym.configs.bundled_policies`: ``"quadruped_walk"``).
 
         ``ValueError`` naming the file for a missing or malformed file: ``policy.json`` must be a JSON
         object with the fields written by training (sizes and bounds checked), ``policy.pt`` a
         weights-only ``{name: tensor}`` file whose shapes match it."""
         p = Path(path)
+        if not p.exists() and str(path) in bundled_policies():  # a bundled policy's name
+            p = bundled_policies()[str(path)]
         folder = p if p.is_dir() else p.parent
         meta_path, weights_path = folder / "policy.json", folder / "policy.pt"
         for f in (meta_path, weights_path):

@@ -578,3 +578,42 @@ def test_native_pendulum_torchrl_disabled_autoreset():
     k = EPISODE - 1
     assert not torch.equal(td["observation"][:, k + 1], td["next", "observation"][:, k])
     assert torch.equal(td["observation"][:, 1], td["next", "observation"][:, 0])  # no reset mid-episode
+
+
+def test_torchrl_gym_wrapper_over_the_view_needs_flat_info():
+    """torchrl's GymWrapper reads a SAME_STEP env's info with a reader of flat entries only: over the view of a
+    nested-info env it fails while reading the specs; ``SameStepAutoreset(env, flat_info=True)`` flattens the
+    view's info (``"actuator/applied_effort"``, ...), and the rollout is that of the native flat SAME_STEP task."""
+    from torchrl.envs import GymWrapper
+
+    def make(mode, **kw):
+        return gym.make_vec(PENDULUM, num_envs=2, autoreset_mode=mode, episode_length_s=EPISODE / 60.0, seed=3, **kw)
+
+    with pytest.raises(RuntimeError, match="expand_specs"):
+        GymWrapper(SameStepAutoreset(make(AutoresetMode.NEXT_STEP)))
+    acts = torch.as_tensor(_pendulum_actions(2 * EPISODE + 1, n=2))
+
+    def rollout(venv):
+        steps = iter(acts)
+        return GymWrapper(venv).rollout(len(acts), policy=lambda td: td.set("action", next(steps)),
+                                        break_when_any_done=False)
+
+    view = rollout(SameStepAutoreset(make(AutoresetMode.NEXT_STEP), flat_info=True))
+    native = rollout(make(AutoresetMode.SAME_STEP, flat_info=True))
+    assert set(view.keys(True, True)) == set(native.keys(True, True))
+    assert ("next", "actuator/applied_effort") in view.keys(True, True)
+    done = native["next", "done"][..., 0]
+    assert done.sum() == 4  # 2 envs x 2 episodes
+    for key in ("observation", ("next", "observation"), ("next", "reward"), ("next", "done")):
+        torch.testing.assert_close(view[key], native[key], rtol=0, atol=0)
+    # the finishing step's telemetry: the native task keeps it in the main info, the view in final_info
+    effort = ("next", "actuator/applied_effort")
+    torch.testing.assert_close(view[effort][~done], native[effort][~done], rtol=0, atol=0)
+    assert native[effort][~done].abs().sum() > 0
+    env = SameStepAutoreset(make(AutoresetMode.NEXT_STEP), flat_info=True)
+    infos = [env.reset()[1]] + [env.step(a.numpy())[4] for a in acts[:EPISODE]]
+    assert infos[-1]["_final_info"].all() and "actuator/applied_effort" in infos[-1]["final_info"]
+    for info in infos + [infos[-1]["final_info"]]:
+        assert not any(isinstance(v, dict) for k, v in info.items() if k != "final_info")
+    with pytest.raises(TypeError, match="SameStepAutoreset: flat_info must be True or False"):
+        SameStepAutoreset(env.env, flat_info=1)

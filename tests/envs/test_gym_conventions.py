@@ -209,3 +209,22 @@ def test_call_get_attr_set_attr_as_sync_vector_env():
     shown = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, render_mode="rgb_array", render_width=32, render_height=24)
     frames = shown.call("render")
     assert len(frames) == 2 and all(f.shape == (24, 32, 3) for f in frames)
+
+
+@pytest.mark.parametrize("make", [functools.partial(gym.make_vec, PENDULUM, num_envs=2), functools.partial(gym.make, PENDULUM)])
+def test_deepcopy_is_refused_saying_how_to_get_an_independent_env(make):
+    import copy
+
+    env = make(episode_length_s=0.5)
+    env.reset(seed=3)
+    with pytest.raises(TypeError, match=r"cannot be deep-copied.*MuJoCo batch.*gymnasium.make_vec\(env.spec, "
+                                        r"num_envs=env.num_envs\).*gymnasium.make\(env.spec\)"):
+        copy.deepcopy(env)
+    # what the message says gives an independent env: same spec (the user's keywords), same seed, same rollout
+    other = gym.make_vec(env.spec, num_envs=env.num_envs) if isinstance(env, VectorEnv) else gym.make(env.spec)
+    assert other.unwrapped.max_episode_steps == env.unwrapped.max_episode_steps == 30
+    a, b = env.reset(seed=5)[0], other.reset(seed=5)[0]
+    np.testing.assert_array_equal(a, b)
+    act = np.full(env.action_space.shape, 0.5, np.float32)
+    np.testing.assert_array_equal(env.step(act)[0], other.step(act)[0])
+    env.close(), other.close()

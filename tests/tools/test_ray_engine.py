@@ -95,6 +95,34 @@ def test_ray_saved_policy_is_the_evaluated_policy(ray_run):
     env.close()
 
 
+def test_rllib_bare_id_needs_actuator_gym_imported_in_the_env_runners():
+    """docs/adapters.md, RLlib: the bare id trains when the config names an actuator_gym class (the
+    callback: unpickling it imports actuator_gym, which registers the ids, in each env runner); without
+    one the runner's make_vec raises NamespaceNotFound and RLlib's driver fails with an IndexError."""
+    import ray
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from actuator_gym.adapters import ActuatorMetricsCallback
+
+    def config(*callbacks):
+        return (PPOConfig().environment(PEND, env_config={"episode_length_s": 0.1})
+                .env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length=8,
+                             gym_env_vectorize_mode=gym.VectorizeMode.VECTOR_ENTRY_POINT)
+                .callbacks(*callbacks).training(train_batch_size_per_learner=16, minibatch_size=8, num_epochs=1))
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = config(ActuatorMetricsCallback).build_algo()
+        result = algo.train()
+        algo.stop()
+        assert result["env_runners"]["num_env_steps_sampled"] == 16
+        assert result["env_runners"][f"{LOG_PREFIX}/pendulum/energy"] >= 0  # 6-step episodes ended
+        with pytest.raises(IndexError):  # Ray 2.60's follow-up error; the runner's log has NamespaceNotFound
+            config().build_algo()
+    finally:
+        ray.shutdown()
+
+
 def test_rllib_actor_state_gives_the_modules_deterministic_action():
     """SavedPolicy over rllib_actor_state(module) == RLlib's own deterministic action (the Gaussian's
     mean), clipped to the action space."""
