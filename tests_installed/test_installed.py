@@ -154,3 +154,14 @@ def test_a_diverged_world_ends_its_episode_alone():
     _, _, terminated, truncated, info = env.step(np.full((2, 1), 0.5))
     assert info["physics_diverged"].tolist() == [False, True] and truncated.tolist() == [False, True]
     env.close()
+
+
+def test_the_bundled_walking_policy_walks_from_the_wheel():
+    """SavedPolicy.load("quadruped_walk") from the installed package data, commanded 0.6 m/s on 8 envs
+    x 6 s: no fall, the forward speed within 0.1 m/s, every foot in the air 15-70 % of the time."""
+    from actuator_gym.tools.walk_check import walk_figures
+
+    assert "site-packages" in str(configs.bundled_policies()["quadruped_walk"])
+    fig = walk_figures("quadruped_walk", vx=0.6, num_envs=8, seconds=6.0)
+    assert fig["falls"] == 0 and abs(fig["vx_mean"] - 0.6) < 0.1, fig
+    assert all(0.15 < a < 0.7 for a in fig["airborne"].values()), fig

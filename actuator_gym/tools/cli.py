@@ -463,8 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
         _add_out(r)
         if name == "rollout":
             r.add_argument("--policy", default="random", metavar="POLICY",
-                           help="random | zero | folder holding a saved policy (policy.json + policy.pt) "
-                                "(default: %(default)s)")
+                           help="random | zero | folder holding a saved policy (policy.json + policy.pt) | a bundled "
+                                "policy's name (quadruped_walk) (default: %(default)s)")
             r.add_argument("--steps", type=int_at_least(1), default=300,
                            help="env steps (policy decisions; each is the task's substeps), >= 1 (default: %(default)s)")
             r.add_argument("--video", choices=["gif", "mp4"],
