@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(PY) -m actuator_gym demo
 
 # The installed-wheel smoke test first, then every python block of README.md and docs/ as written
-# (pytest-markdown-docs: each block a whole program, run as a script in a temporary folder; conftest.py),
+# (pytest-markdown-docs: each block a whole program, run as a script in a temporary folder; docs/conftest.py),
 # then the whole suite (whose summary line closes the log). Both run in one worker per core
 # (pytest-xdist; each test is independent of the others' order).
 DOCS  := $(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider --markdown-docs README.md docs
