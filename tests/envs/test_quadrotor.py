@@ -193,23 +193,6 @@ def test_min_thrust_crashes_and_terminates():
     assert (rew < -4).all()  # the crash penalty
 
 
-def test_reward_and_termination_only_read_the_step():
-    """reward() and terminated() change nothing: asked again, or terminated() first, they give the
-    step's numbers; terminated() reads the state (a quadrotor moved below the floor is terminal at once)."""
-    task = QuadrotorTask(num_envs=2, seed=0, **STILL)
-    task.reset(seed=0)
-    task.step(np.full((2, 4), 0.5))
-    _, rew, term, _, _ = task.step(np.full((2, 4), -0.5))
-    assert task.reward_terms["action_rate"].min() < 0  # the previous action is in the reward
-    for _ in range(2):
-        np.testing.assert_array_equal(task.terminated(), term)
-        np.testing.assert_array_equal(task.reward(), rew)
-    assert not term.any()
-    task.backend.qpos[0, 2] = 0.01
-    np.testing.assert_array_equal(task.terminated(), [True, False])
-    task.close()
-
-
 def test_pure_functions_by_hand():
     np.testing.assert_allclose(action_to_thrust([-1.0, 0.0, 1.0, 3.0], (0.1, 6.0)), [0.1, 3.05, 6.0, 6.0])
     np.testing.assert_allclose(thrust_to_action(action_to_thrust([-0.3, 0.7], (0.1, 6.0)), (0.1, 6.0)), [-0.3, 0.7])

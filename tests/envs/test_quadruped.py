@@ -230,27 +230,6 @@ def test_trunk_clearance_and_termination_by_hand():
     np.testing.assert_array_equal(out, [False, True, True, True])
 
 
-def test_reward_and_termination_only_read_the_step():
-    """reward() and terminated() change nothing: asked again, or terminated() first, they give the
-    step's numbers; terminated() reads the state (a trunk turned over is terminal without a reward call)."""
-    task = QuadrupedTask(num_envs=2, seed=0)
-    task.reset(seed=0)
-    rng = np.random.default_rng(1)
-    task.step(rng.uniform(-1, 1, (2, 12)))
-    _, rew, term, _, _ = task.step(rng.uniform(-1, 1, (2, 12)))
-    terms = {k: v.copy() for k, v in task.reward_terms.items()}
-    assert terms["action_rate"].min() < 0  # the previous action is in the reward
-    for _ in range(2):
-        np.testing.assert_array_equal(task.terminated(), term)
-        np.testing.assert_array_equal(task.reward(), rew)
-        for k, v in task.reward_terms.items():
-            np.testing.assert_array_equal(v, terms[k], err_msg=k)
-    assert not term.any()
-    task.backend.qpos[1, 3:7] = (0.0, 1.0, 0.0, 0.0)  # env 1 upside down
-    np.testing.assert_array_equal(task.terminated(), [False, True])
-    task.close()
-
-
 def test_observation_by_hand():
     yaw = _quat_about((0, 0, 1), math.pi / 2)
     obs = quadruped_observation(

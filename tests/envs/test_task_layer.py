@@ -448,3 +448,39 @@ def test_backend_partial_reset_and_per_world_fields(example):
     np.testing.assert_array_equal(be.qpos[0], be.qpos[1])
     assert not np.allclose(be.qpos[0], be.qpos[2])
     assert be.data(2).qpos.tolist() == be.qpos[2].tolist()
+
+
+def _upside_down(qpos):
+    qpos[1, 3:7] = (0.0, 1.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("task_id, kwargs, moving_term, break_state, broken", [
+    # the Ant: a torso lifted out of the healthy range is terminal at once
+    ("actuator_gym/Ant-v0", {}, ("x_velocity", lambda v: np.abs(v).min() > 0), lambda q: q.__setitem__((0, 2), 1.3), [True, False]),
+    # the quadrotor: moved below the floor; the previous action is in the reward (action_rate)
+    ("actuator_gym/Quadrotor-v0", dict(init_pos_noise=0.0, init_tilt_noise=0.0, random_yaw=False), ("action_rate", lambda v: v.min() < 0),
+     lambda q: q.__setitem__((0, 2), 0.01), [True, False]),
+    # the quadruped: a trunk turned over is terminal without a reward call
+    ("actuator_gym/Quadruped-v0", {}, ("action_rate", lambda v: v.min() < 0), _upside_down, [False, True]),
+])
+def test_reward_and_termination_only_read_the_step(task_id, kwargs, moving_term, break_state, broken):
+    """reward() and terminated() change nothing: asked again, or terminated() first, they give the
+    step's numbers and reward terms; terminated() reads the state (broken by hand: terminal at once)."""
+    task = gym.make_vec(task_id, num_envs=2, seed=0, **kwargs).unwrapped
+    task.reset(seed=0)
+    rng = np.random.default_rng(1)
+    task.step(rng.uniform(-1, 1, (2, task.num_actions)))
+    _, rew, term, _, _ = task.step(rng.uniform(-1, 1, (2, task.num_actions)))
+    terms = {k: np.array(v, copy=True) for k, v in task.reward_terms.items()}
+    name, moved = moving_term
+    assert moved(terms[name]), (name, terms[name])  # the step moved it (the velocity; the previous action's penalty)
+    for _ in range(2):
+        np.testing.assert_array_equal(task.terminated(), term)
+        np.testing.assert_array_equal(task.reward(), rew)
+        for k, v in task.reward_terms.items():
+            np.testing.assert_array_equal(v, terms[k], err_msg=k)
+    assert not term.any()
+    break_state(task.backend.qpos)
+    np.testing.assert_array_equal(task.terminated(), broken)
+    task.close()
+
