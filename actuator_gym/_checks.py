@@ -167,6 +167,17 @@ def check_str(value: Any, name: str, owner: str = "") -> str:
     return value
 
 
+def check_patterns(value: Any, name: str, owner: str = "", hint: str = "") -> list[str]:
+    """A non-empty list of regular-expression strings (one string: a list of it); ``TypeError`` for
+    another type, ``ValueError`` for an empty list, each naming ``name`` (and ``hint``, e.g. what None means)."""
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(p, str) for p in value):
+        raise TypeError(f"{_who(owner, name)} must be a non-empty list of regex strings{hint}, got {value!r}")
+    if not value:
+        raise ValueError(f"{_who(owner, name)} must be a non-empty list of regex strings{hint}, got {value!r}")
+    return list(value)
+
+
 def check_interval(
     value: Any,
     name: str,

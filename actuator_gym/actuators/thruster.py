@@ -49,6 +49,7 @@ from .._checks import (
     check_interval,
     check_names,
     check_num_envs,
+    check_patterns,
     check_real,
     check_str,
     real_array,
@@ -113,14 +114,7 @@ class ThrusterCfg:
 
     def __post_init__(self):
         cls = type(self).__name__
-        exprs = self.thruster_names_expr
-        if isinstance(exprs, str):
-            exprs = [exprs]
-        if not isinstance(exprs, (list, tuple)) or not all(isinstance(e, str) for e in exprs):
-            raise TypeError(f"{cls}: thruster_names_expr must be a non-empty list of regex strings, got {exprs!r}")
-        if not exprs:
-            raise ValueError(f"{cls}: thruster_names_expr must be a non-empty list of regex strings, got {exprs!r}")
-        self.thruster_names_expr = list(exprs)
+        self.thruster_names_expr = check_patterns(self.thruster_names_expr, "thruster_names_expr", cls)
         if not isinstance(self.integration_scheme, str) or self.integration_scheme not in _SCHEMES:
             raise ValueError(
                 f"{cls}: integration_scheme must be one of {_SCHEMES}, got {self.integration_scheme!r}"

@@ -27,6 +27,7 @@ import mujoco
 import numpy as np
 import torch
 
+from .._checks import check_patterns
 from .base import JointInfo, PhysicsBackend
 from .mujoco_dynamics import MassMatrixTerms
 
@@ -129,12 +130,7 @@ def candidate_joints(model: mujoco.MjModel, patterns: Sequence[str] | str | None
         if not cand:
             raise ValueError(f"{owner}: the env's MuJoCo actuators drive no hinge/slide joint; pass joints=[...]")
         return cand
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
-        raise TypeError(f"{owner}: joints must be a list of regex strings (or None), got {patterns!r}")
-    if not patterns:
-        raise ValueError(f"{owner}: joints must name at least one joint (or be None: the env's actuated joints)")
+    patterns = check_patterns(patterns, "joints", owner, " (or None: the env's actuated joints)")
     names = [_joint_name(model, j) for j in range(model.njnt)]
     out: list[str] = []
     for p in patterns:

@@ -298,3 +298,11 @@ def test_accepted_model_field_randomization_stays_admissible():
     _, info = v.reset(seed=0)
     d = info["randomization"]["dof_damping"]
     assert (d >= 0).all() and (d <= 0.2).all()
+
+
+@pytest.mark.parametrize("joints, error", [([], ValueError), (5, TypeError), ([1], TypeError)])
+def test_joints_must_be_a_non_empty_list_of_patterns(joints, error):
+    """``joints=`` of the wrapper: a non-empty list of regex strings (or None); the error names it."""
+    cfg = IdealPDActuatorCfg(joint_names_expr=[".*"], stiffness=10.0, damping=1.0)
+    with pytest.raises(error, match=r"ActuatorWrapper: joints must be a non-empty list of regex strings \(or None"):
+        ActuatorWrapper(gym.make("InvertedPendulum-v5"), {"p": cfg}, joints=joints)
