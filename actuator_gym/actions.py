@@ -86,16 +86,15 @@ def use_normalized(normalize: Any, given: Mapping[str, bool], owner: str) -> boo
     return bool(normalize)
 
 
-def motor_peaks(model: Any, names: Sequence[str], skip: Any = (), num_actuators: int | None = None) -> np.ndarray:
+def motor_peaks(model: Any, names: Sequence[str], num_actuators: int | None = None) -> np.ndarray:
     """``(len(names),)`` the peak effort ``gear * max|ctrlrange|`` [N·m or N] (``gear`` alone where
     the control is unlimited) of the model's own joint actuator of each joint (among its first
-    ``num_actuators`` actuators; None: all), 1.0 where there is none, it is zero, or the joint is in
-    ``skip`` (engine servos: gear-1 actuators without control limits in effort mode)."""
+    ``num_actuators`` actuators; None: all), 1.0 where there is none or it is zero."""
     from .backends.mujoco import actuated_joints  # (MuJoCo is imported where a model exists, never at package import)
 
     peaks, pos = np.ones(len(names)), {n: k for k, n in enumerate(names)}
     for a, name in actuated_joints(model):
-        if name in pos and name not in skip and (num_actuators is None or a < num_actuators):
+        if name in pos and (num_actuators is None or a < num_actuators):
             cr = model.actuator_ctrlrange[a]
             peak = abs(model.actuator_gear[a, 0]) * (max(abs(cr[0]), abs(cr[1])) if model.actuator_ctrllimited[a] else 1.0)
             if peak > 0:

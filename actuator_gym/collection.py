@@ -13,12 +13,9 @@ Seeding: env ``i`` of a collection (or of any model) built with ``num_envs=N, se
 randomized parameters and delays exactly as a ``num_envs=1`` one seeded ``s + i``
 (:mod:`actuator_gym.streams`).
 
-Two kinds of "implicit" group, kept apart: *engine-servo* groups (``ImplicitActuatorCfg`` with
-``implicit_servo="engine"``, :attr:`ActuatorCollection.engine_servo_groups`, alias ``implicit_groups``)
-are integrated by the physics engine as its own PD servo; *Stable-PD* groups (``effort_mode="implicit"``,
-and ``ImplicitActuatorCfg`` with ``implicit_servo="stable_pd"``: :attr:`ActuatorCollection.stable_pd_groups`,
-alias ``implicit_effort_groups``) solve their drive at the predicted state and need the mass-matrix
-terms in :meth:`ActuatorCollection.compute`.
+*Stable-PD* groups (``effort_mode="implicit"``, and every ``ImplicitActuatorCfg``:
+:attr:`ActuatorCollection.stable_pd_groups`) solve their drive at the predicted state and need the
+mass-matrix terms in :meth:`ActuatorCollection.compute`.
 """
 
 from __future__ import annotations
@@ -43,7 +40,6 @@ from ._checks import (
     real_array,
 )
 from .actuators.actuator import Actuator, as_env_ids
-from .actuators.models import IMPLICIT_SERVOS
 from .actuators.params import match_names
 from .streams import derive_seeds, env_seeds
 
@@ -136,13 +132,12 @@ class CommandBuffer:
 class OutputCommand:
     """What is sent to the physics backend after the last ``compute`` (num_envs, num_joints):
     ``position`` / ``velocity``: the commands the drives used (after any delay); ``effort``: the
-    applied effort, except for engine-servo groups (``ImplicitActuatorCfg``), whose feed-forward
-    effort is sent (the engine adds its own PD)."""
+    applied effort (the same tensor as the collection's ``applied_effort``)."""
 
-    def __init__(self, like: torch.Tensor):
-        self.position = torch.zeros_like(like)
-        self.velocity = torch.zeros_like(like)
-        self.effort = torch.zeros_like(like)
+    def __init__(self, applied: torch.Tensor):
+        self.position = torch.zeros_like(applied)
+        self.velocity = torch.zeros_like(applied)
+        self.effort = applied
 
 
 _NO_KW: dict[str, Any] = {}
@@ -177,10 +172,6 @@ class ActuatorCollection(Mapping):
             :class:`~actuator_gym.actuators.asset.AssetJoints`, e.g. the MJCF's
             :class:`~actuator_gym.backends.mujoco_asset.MjcfJoints`); None: no asset (unset limits
             +inf, ``stiffness=None`` / ``damping=None`` refused).
-        implicit_servo: how the solver-side groups (``ImplicitActuatorCfg``) run
-            (:data:`~actuator_gym.actuators.models.IMPLICIT_SERVOS`): ``"engine"`` (default; the
-            consumer makes them engine servos) or ``"stable_pd"`` (Stable-PD groups: the consumer
-            passes the mass-matrix terms).
         **model_kwargs: passed to each config's ``build`` (``dtype``, ``check_finite``, ...).
     """
 
@@ -194,12 +185,9 @@ class ActuatorCollection(Mapping):
         device: str | torch.device = "cpu",
         seed: int | None = None,
         asset: Any = None,
-        implicit_servo: str = "engine",
         **model_kwargs: Any,
     ):
         what = "ActuatorCollection"
-        if implicit_servo not in IMPLICIT_SERVOS:
-            raise ValueError(f"{what}: implicit_servo must be one of {list(IMPLICIT_SERVOS)}, got {implicit_servo!r}")
         if not isinstance(cfgs, Mapping) or not cfgs:
             raise ValueError(f"{what}: cfgs must be a non-empty {{group name: config}} mapping")
         for gname, cfg in cfgs.items():
@@ -243,7 +231,6 @@ class ActuatorCollection(Mapping):
                 device=self.device,
                 seed=s,
                 **({} if asset is None else {"asset": asset}),
-                **({"implicit_servo": implicit_servo} if getattr(cfg, "solver_side", False) else {}),
                 **{"name": gname, **model_kwargs},
             )
             self._groups[gname] = _Group(gname, model, ids)
@@ -260,16 +247,12 @@ class ActuatorCollection(Mapping):
         self.target_command = CommandBuffer(n, j, self.device, dtype)
         self.computed_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
         self.applied_effort = torch.zeros((n, j), dtype=dtype, device=self.device)
-        self.output_command = OutputCommand(self.applied_effort)
+        self.output_command = OutputCommand(self.applied_effort)  # the effort sent is the applied effort
         self._shape = (n, j)
         self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
-        # Zero-copy outputs where the semantics allow it: with no engine-servo group the effort sent
-        # to the backend *is* the applied effort; with no delay and no passive joint the
+        # Zero-copy outputs where the semantics allow it: with no delay and no passive joint the
         # position/velocity sent are the targets themselves.
-        self._alias_effort = not self.engine_servo_groups
         self._alias_command = not self.passive_joints and all(grp.model.delay is None for grp in self._groups.values())
-        if self._alias_effort:
-            self.output_command.effort = self.applied_effort
         if self._alias_command:
             self.output_command.position = self.target_command.position
             self.output_command.velocity = self.target_command.velocity
@@ -282,9 +265,8 @@ class ActuatorCollection(Mapping):
             applied=v(self.applied_effort),
             out_pos=v(self.output_command.position),
             out_vel=v(self.output_command.velocity),
-            out_eff=v(self.output_command.effort),
         )
-        keys = ("pos", "vel", "eff", "out_pos", "out_vel", "out_eff")
+        keys = ("pos", "vel", "eff", "out_pos", "out_vel")
         for grp in self._groups.values():
             if isinstance(grp.cols, slice):
                 # contiguous group: the model writes its efforts straight into the collection's
@@ -298,7 +280,6 @@ class ActuatorCollection(Mapping):
             len(self._groups) == 1
             and only.cols == slice(0, self.num_joints)
             and self.ops.name == "numpy"
-            and self._alias_effort
             and not only.stable_pd
         ):
             self._fast = only
@@ -335,27 +316,10 @@ class ActuatorCollection(Mapping):
         return list(self._groups[group].ids)
 
     @property
-    def engine_servo_groups(self) -> list[str]:
-        """Groups integrated by the physics engine as its own PD servo (``ImplicitActuatorCfg``,
-        ``implicit_servo="engine"``)."""
-        return [g for g, grp in self._groups.items() if grp.model.engine_servo]
-
-    @property
-    def implicit_groups(self) -> list[str]:
-        """Alias of :attr:`engine_servo_groups` (engine-servo groups, ``ImplicitActuatorCfg``; not the
-        Stable-PD ``effort_mode="implicit"`` groups, which are :attr:`stable_pd_groups`)."""
-        return self.engine_servo_groups
-
-    @property
     def stable_pd_groups(self) -> list[str]:
-        """Groups in the Stable-PD effort mode (``effort_mode="implicit"``, or ``ImplicitActuatorCfg``
-        with ``implicit_servo="stable_pd"``; they need the mass-matrix terms)."""
+        """Groups in the Stable-PD effort mode (``effort_mode="implicit"``, and every
+        ``ImplicitActuatorCfg``; they need the mass-matrix terms)."""
         return [g for g, grp in self._groups.items() if grp.stable_pd]
-
-    @property
-    def implicit_effort_groups(self) -> list[str]:
-        """Alias of :attr:`stable_pd_groups`."""
-        return self.stable_pd_groups
 
     @property
     def needs_mass_matrix(self) -> bool:
@@ -377,7 +341,6 @@ class ActuatorCollection(Mapping):
             c = self._groups[n].cols
             self._views["computed"][:, c] = 0
             self._views["applied"][:, c] = 0
-            self._views["out_eff"][:, c] = 0
 
     # -- runtime ----------------------------------------------------------------------------
     def _view_in(self, x: Any, name: str):
@@ -459,25 +422,21 @@ class ActuatorCollection(Mapping):
             c, m = grp.cols, grp.model
             kw = _NO_KW if mass is None else mass.get(grp.name, _NO_KW)
             if grp.views is not None:  # hot path: cached views, outputs written in place
-                pos, vel, eff, out_pos, out_vel, out_eff = grp.views
+                pos, vel, eff, out_pos, out_vel = grp.views
                 m.compute_arrays(q[:, c], qd[:, c], pos, vel, eff, dt, **kw)
                 if not self._alias_command:
                     dq, dqd, _ = m.delayed_command
                     out_pos[...] = dq
                     out_vel[...] = dqd
-                if not self._alias_effort:
-                    out_eff[...] = m.delayed_command[2] if m.engine_servo else m.applied_array
                 continue
             m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kw)
             applied = m.applied_array
             v["computed"][:, c] = m.computed_array
             v["applied"][:, c] = applied
-            dq, dqd, dff = m.delayed_command
             if not self._alias_command:
+                dq, dqd, _ = m.delayed_command
                 v["out_pos"][:, c] = dq
                 v["out_vel"][:, c] = dqd
-            if not self._alias_effort:
-                v["out_eff"][:, c] = dff if m.engine_servo else applied
         return self.applied_effort
 
     def _mass_terms(self, inverse_mass: Any, bias_force: Any) -> dict[str, dict[str, Any]]:

@@ -120,7 +120,7 @@ class LazyTelemetry(dict):
     read (later steps write other snapshots), with the keys, shapes and dtypes of
     :data:`~actuator_gym.substep.TELEMETRY`. Writing into it is a ``TypeError``;
     ``dict(info["actuator"])`` is a plain, writable copy. ``LazyTelemetry(values=...)`` wraps values already computed (the eager paths:
-    rotor groups, engine servos, motor telemetry)."""
+    rotor groups, motor telemetry)."""
 
     __slots__ = ("_build",)
 

@@ -13,10 +13,9 @@ One calling convention serves every model, composed by hand or built from a name
 the next ``compute`` (``computed_array`` / ``applied_array``: the same memory in the model's array
 library, for hot paths). ``parts`` (also ``delay``, ``drive``, ``clamping``) are the bound parts.
 
-Two meanings of "implicit", kept apart: ``effort_mode="implicit"`` is the *Stable-PD* effort mode
-(:mod:`.implicit`; ``stable_pd``), solved by the model itself; ``engine_servo`` (alias
-``is_implicit``, set by :class:`~actuator_gym.actuators.ImplicitActuatorCfg`) marks a model whose
-PD the physics engine integrates as its own servo.
+"Implicit" has one meaning: the *Stable-PD* effort mode (:mod:`.implicit`; :attr:`Actuator.stable_pd`),
+solved by the model itself, which ``effort_mode="implicit"`` selects and
+:class:`~actuator_gym.actuators.ImplicitActuatorCfg` always uses (``is_implicit``: built from it).
 
 Non-finite input policy: the runtime does not inspect values in the hot path (that would force a
 host sync on GPU). Pass ``check_finite=True`` to have every ``compute`` raise a ``ValueError``
@@ -155,10 +154,6 @@ class Actuator(BatchModel):
         self.ops = ops_for(self.device, array_backend)
         self.generator = streams
         self.aliases = dict(aliases or {})
-        self.engine_servo = False
-        """Whether the physics engine integrates this model's PD as its own servo (set by
-        :class:`~actuator_gym.actuators.ImplicitActuatorCfg`; alias :attr:`is_implicit`). Not the
-        Stable-PD effort mode (:attr:`stable_pd`)."""
         self._stable_pd = effort_mode == "implicit"
         self._stable_pd_solver: StablePDSolver | None = None
         self.implicit_options: ImplicitOptions | None = None
@@ -244,12 +239,9 @@ class Actuator(BatchModel):
 
     @property
     def is_implicit(self) -> bool:
-        """Alias of :attr:`engine_servo` (the engine integrates the PD; ``ImplicitActuatorCfg``)."""
-        return self.engine_servo
-
-    @is_implicit.setter
-    def is_implicit(self, value: bool) -> None:
-        self.engine_servo = value
+        """Whether the model was built from an ``ImplicitActuatorCfg`` (Isaac Lab's
+        ``is_implicit_model``; it then runs the Stable-PD effort mode, :attr:`stable_pd`)."""
+        return bool(getattr(self.cfg, "solver_side", False))
 
     @property
     def stable_pd(self) -> bool:

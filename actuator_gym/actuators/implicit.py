@@ -1,11 +1,9 @@
 """The Stable-PD effort mode (``effort_mode="implicit"``): solve for the drive's impulse at the
 predicted end-of-substep state.
 
-"Implicit" has two meanings in this package. Here it is the *Stable-PD effort mode*: the actuator
-model solves its own drive and clamp chain implicitly and the result is applied as a generalized
-force. The other, :class:`~actuator_gym.actuators.ImplicitActuatorCfg` (``Actuator.engine_servo``,
-alias ``is_implicit``), is the physics engine's own servo, where the engine integrates the PD; it
-has nothing to do with this module.
+"Implicit" has one meaning in this package, the *Stable-PD effort mode*: the actuator model solves
+its own drive and clamp chain implicitly and the result is applied as a generalized force.
+:class:`~actuator_gym.actuators.ImplicitActuatorCfg` (Isaac Lab's solver-side PD) always runs it.
 
 For each env, with ``A`` the inverse joint-space mass matrix block of the group's DOFs
 ``(num_envs, J, J)`` (armature included), ``b`` the optional bias force ``(num_envs, J)`` and

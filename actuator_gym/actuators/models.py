@@ -60,12 +60,7 @@ __all__ = [
     "RemotizedPDActuatorCfg",
     "ImplicitActuatorCfg",
     "DELAY_ALIASES",
-    "IMPLICIT_SERVOS",
 ]
-
-IMPLICIT_SERVOS = ("engine", "stable_pd")
-"""What evaluates an :class:`ImplicitActuatorCfg` PD (``build(implicit_servo=)``): the engine's own
-servo (the wrapper) or the model's Stable-PD effort mode (the batched tasks)."""
 
 ParamValue = Any
 """A number, a ``(num_joints,)`` sequence, a ``(num_envs, num_joints)`` tensor, a ``{regex: value}``
@@ -130,8 +125,7 @@ class ActuatorBaseCfg:
     stiff gains and large substeps where explicit PD oscillates or diverges. The effort is still
     computed by the actuator model and applied as a generalized force, so every clamp (DC-motor
     envelope, limits) acts on it. PD/PID drives only: learned-net configs reject ``"implicit"``.
-    Not to be confused with :class:`ImplicitActuatorCfg`, where the physics engine itself
-    integrates a PD servo (the engine servo; no actuator-model clamps beyond a force limit)."""
+    :class:`ImplicitActuatorCfg` always runs this mode (docs/actuators.md, "Implicit: one meaning")."""
     implicit_options: Any = None
     """Options of the Stable-PD (``effort_mode="implicit"``) solve: an
     :class:`~actuator_gym.actuators.implicit.ImplicitOptions` or a dict of its fields (``max_iters``,
@@ -146,7 +140,7 @@ class ActuatorBaseCfg:
     velocity_limit_sim: ParamValue = None
 
     solver_side: ClassVar[bool] = False
-    """PD inside the physics step (:class:`ImplicitActuatorCfg`): ``build`` takes ``implicit_servo=``."""
+    """PD inside the physics step (:class:`ImplicitActuatorCfg`): always the Stable-PD effort mode."""
     _DEPRECATED = _DEPRECATED
     """Isaac Lab's deprecated names -> the field they set (ImplicitActuatorCfg: a lone
     ``effort_limit`` sets the solver limit too, as in Isaac Lab 3.0)."""
@@ -516,25 +510,24 @@ class ComposedActuatorCfg(ActuatorBaseCfg):
 @dataclass(kw_only=True)
 class ImplicitActuatorCfg(ActuatorBaseCfg):
     """Solver-side PD (Isaac Lab's implicit actuator): ``kp (q* - q) + kd (qd* - qd) + tau_ff``
-    evaluated implicitly inside the physics step, clamped at the solver's ``joint_effort_limit``
+    integrated implicitly inside the physics step, clamped at the solver's ``joint_effort_limit``
     (``effort_limit_sim``). As in Isaac Lab 3.0 the deprecated ``effort_limit`` sets the rated
     ``actuator_effort_limit`` and, when no solver limit is given, ``joint_effort_limit`` too; both
-    aliases given with different values is legal (each a ``DeprecationWarning``). What evaluates
-    it is the consumer's choice, ``build(implicit_servo=)`` (:data:`IMPLICIT_SERVOS`):
-    ``"engine"`` (default, the wrapper): the engine's own servo (MuJoCo position actuator, force
-    range = the solver limit; ``engine_servo`` True); ``compute`` returns the PD estimate clipped by
-    both limits and the consumer reports the force the engine applied. ``"stable_pd"`` (the batched
-    tasks): the model's Stable-PD effort mode (``stable_pd`` True, :mod:`.implicit`) solves the same
-    PD and clamps at the predicted state and the effort is applied as a generalized force; a finite
-    rated ``actuator_effort_limit`` clamps it too (Isaac Lab's configs leave it +inf). The config's
-    own ``effort_mode`` stays ``"explicit"``.
+    aliases given with different values is legal (each a ``DeprecationWarning``).
+
+    One meaning everywhere (the wrapper, the batched tasks, every backend with a mass matrix): the
+    model runs the Stable-PD effort mode (``stable_pd`` True, :mod:`.implicit`), which solves the PD
+    at the end-of-substep state with the inverse mass matrix -- the implicit drive PhysX integrates
+    for Isaac Lab -- and clamps there; the effort is applied as a generalized force and reported
+    exactly. A finite rated ``actuator_effort_limit`` clamps it too (Isaac Lab's configs leave it
+    +inf). The config's own ``effort_mode`` stays ``"explicit"`` (docs/actuators.md, "Implicit").
     """
 
     implicit: bool = field(default=True, init=False)
-    """Always True (Isaac Lab's marker; the built model says ``engine_servo`` / ``stable_pd``)."""
+    """Always True (Isaac Lab's marker; the built model says ``stable_pd``)."""
     solver_side: ClassVar[bool] = True
-    _no_stable_pd = ("ImplicitActuatorCfg is integrated inside the physics step (solver-side PD; the consumer chooses how, "
-                     "build(implicit_servo=)); effort_mode applies to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)")
+    _no_stable_pd = ("ImplicitActuatorCfg is integrated inside the physics step (solver-side PD, always solved as Stable-PD); "
+                     "effort_mode applies to the explicit models (IdealPD, DCMotor, DelayedPD, RemotizedPD)")
     _ASSET_FIELDS = (*ActuatorBaseCfg._ASSET_FIELDS, "joint_effort_limit")
 
     def recipe(self):
@@ -548,16 +541,12 @@ class ImplicitActuatorCfg(ActuatorBaseCfg):
                      "joint_effort_limit": "clamping[1].max_effort"},
         )
 
-    def build(self, joint_names, num_envs=1, device="cpu", seed=None, asset=None, implicit_servo="engine", **kwargs):
-        """As :meth:`ActuatorBaseCfg.build`; ``implicit_servo``: what evaluates the PD (the class doc)."""
-        if implicit_servo not in IMPLICIT_SERVOS:
-            raise ValueError(f"{type(self).__name__}: implicit_servo must be one of {list(IMPLICIT_SERVOS)}, got {implicit_servo!r}")
+    def build(self, joint_names, num_envs=1, device="cpu", seed=None, asset=None, **kwargs):
+        """As :meth:`ActuatorBaseCfg.build`; the model runs the Stable-PD effort mode (the class doc)."""
         kwargs.setdefault("effort_mode", self.effort_mode)
         _check_effort_mode(self, kwargs["effort_mode"])  # the config's own: "explicit" only
-        kwargs["effort_mode"] = "implicit" if implicit_servo == "stable_pd" else "explicit"
-        model = self._bind(joint_names, num_envs, device, seed, asset, **kwargs)
-        model.engine_servo = implicit_servo == "engine"
-        return model
+        kwargs["effort_mode"] = "implicit"
+        return self._bind(joint_names, num_envs, device, seed, asset, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------

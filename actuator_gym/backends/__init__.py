@@ -2,7 +2,7 @@
 import their engine (mujoco, warp) when they are imported, never at package import.
 
 The contract each kind of backend keeps is written down in :mod:`actuator_gym.backends.protocols`
-(``SingleWorldBackend``, ``BatchedBackend``, ``DeviceBackend``); :func:`make_backend` builds the
+(``BatchedBackend``, ``DeviceBackend``); :func:`make_backend` builds the
 batched ones by name from the registry below (one factory per backend).
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .base import JointInfo, PhysicsBackend
-from .protocols import BatchedBackend, DeviceBackend, JointBackend, SingleWorldBackend
+from .protocols import BatchedBackend, DeviceBackend, JointBackend
 
 __all__ = ["PhysicsBackend", "JointInfo", "BACKENDS", "make_backend",
-           "JointBackend", "SingleWorldBackend", "BatchedBackend", "DeviceBackend"]
+           "JointBackend", "BatchedBackend", "DeviceBackend"]
 
 BackendFactory = Callable[..., PhysicsBackend]
 """``factory(model, num_envs, device, *, mjcf, nthread, given) -> backend`` (``device`` a checked

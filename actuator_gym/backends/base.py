@@ -19,7 +19,7 @@ models must not depend on which one runs.
 :class:`PhysicsBackend` is the abstract base all four derive from (the four methods every backend
 implements, plus shared checks). The full contract each kind of backend keeps -- what the wrapper,
 the task layer and the device loop call -- is written down as ``typing.Protocol`` classes in
-:mod:`actuator_gym.backends.protocols` (``SingleWorldBackend``, ``BatchedBackend``,
+:mod:`actuator_gym.backends.protocols` (``BatchedBackend``,
 ``DeviceBackend``), and ``tests/backends/test_backend_contract.py`` checks every backend against them.
 """
 

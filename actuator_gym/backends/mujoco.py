@@ -11,10 +11,6 @@ actuator ``ctrlrange`` and ``gear`` never clip or scale them; the actuator model
 Reading the state: when the joints' ``qpos``/``qvel`` addresses are contiguous (the usual case,
 joints in model order) ``joint_pos``/``joint_vel`` return cached zero-copy views; otherwise a
 fancy-index copy (``qpos[adr]``, ~0.5 us at 8 joints, faster than ``np.take(..., out=)``).
-
-The MuJoCo-specific helpers for solver-side (implicit) actuators live here too:
-:meth:`MujocoBackend.joint_actuators`, :meth:`MujocoBackend.configure_position_servos`,
-:meth:`MujocoBackend.set_actuator_ctrl`, :meth:`MujocoBackend.actuator_force`.
 """
 
 from __future__ import annotations
@@ -260,91 +256,3 @@ class MujocoBackend(PhysicsBackend):
         if self._mass is None:
             self._mass = MassMatrixTerms(self.model, 1)
         return self._mass(self.data.M[None], self.data.qfrc_bias[None], self.joints.dof_adr[ids])
-
-    # -- MuJoCo actuators (solver-side / implicit groups) -----------------------------------
-    def joint_actuators(self, joint_ids: Sequence[int]) -> np.ndarray:
-        """The MuJoCo actuator driving each listed joint (indices into :attr:`joints`) through a
-        joint transmission; ``ValueError`` naming the joints that have none (or several)."""
-        owners: dict[str, list[int]] = {}
-        for a, name in actuated_joints(self.model):
-            owners.setdefault(name, []).append(a)
-        out, missing, multi = [], [], []
-        for i in joint_ids:
-            name = self.joints.names[i]
-            acts = owners.get(name, [])
-            if not acts:
-                missing.append(name)
-            elif len(acts) > 1:
-                multi.append(name)
-            else:
-                out.append(acts[0])
-        if missing:
-            raise ValueError(f"joints {missing} have no MuJoCo actuator (joint transmission) to configure")
-        if multi:
-            raise ValueError(f"joints {multi} are driven by several MuJoCo actuators; expected one each")
-        return np.asarray(out, dtype=np.intp)
-
-    def configure_position_servos(
-        self,
-        actuator_ids: np.ndarray,
-        kp: np.ndarray,
-        kv: np.ndarray,
-        force_limit: np.ndarray,
-        ctrl_range: np.ndarray | None,
-    ) -> None:
-        """Turn actuators into engine-integrated position servos:
-        ``force = clip(kp * ctrl - kp * q - kv * qd, -force_limit, force_limit)``, gear 1.
-
-        kp [N·m/rad], kv [N·m·s/rad], force_limit [N·m] (inf = unlimited): ``(len(actuator_ids),)``.
-        ctrl_range: ``(len, 2)`` limits of ``ctrl`` (rows of ±inf: unlimited), or None to disable
-        ctrl limits. Actuators with activation dynamics are rejected.
-        """
-        m = self.model
-        ids = np.asarray(actuator_ids, dtype=np.intp)
-        self.check_position_servos(ids)
-        m.actuator_gaintype[ids] = int(mujoco.mjtGain.mjGAIN_FIXED)
-        m.actuator_biastype[ids] = int(mujoco.mjtBias.mjBIAS_AFFINE)
-        m.actuator_gear[ids] = 0.0
-        m.actuator_gear[ids, 0] = 1.0
-        self.set_servo_gains(ids, kp, kv, force_limit)
-        if ctrl_range is None:
-            m.actuator_ctrllimited[ids] = 0
-        else:
-            cr = np.asarray(ctrl_range, dtype=np.float64).reshape(len(ids), 2)
-            lim = np.isfinite(cr).all(axis=1)
-            m.actuator_ctrllimited[ids] = lim.astype(m.actuator_ctrllimited.dtype)
-            m.actuator_ctrlrange[ids[lim]] = cr[lim]
-
-    def check_position_servos(self, actuator_ids: np.ndarray) -> None:
-        """``ValueError`` unless every listed actuator can become a position servo (no activation
-        dynamics); nothing is written."""
-        for a in np.asarray(actuator_ids, dtype=np.intp):
-            if int(self.model.actuator_dyntype[a]) != int(mujoco.mjtDyn.mjDYN_NONE):
-                raise ValueError(
-                    f"MuJoCo actuator {a} has activation dynamics; it cannot be reconfigured as a position servo"
-                )
-
-    def set_servo_gains(self, actuator_ids: np.ndarray, kp: Any, kv: Any, force_limit: Any) -> None:
-        """Update the gains and force limits of position servos (e.g. after re-sampling)."""
-        m = self.model
-        ids = np.asarray(actuator_ids, dtype=np.intp)
-        kp = np.broadcast_to(np.asarray(kp, dtype=np.float64).reshape(-1), ids.shape)
-        kv = np.broadcast_to(np.asarray(kv, dtype=np.float64).reshape(-1), ids.shape)
-        fl = np.broadcast_to(np.asarray(force_limit, dtype=np.float64).reshape(-1), ids.shape)
-        m.actuator_gainprm[ids] = 0.0
-        m.actuator_gainprm[ids, 0] = kp
-        m.actuator_biasprm[ids] = 0.0
-        m.actuator_biasprm[ids, 1] = -kp
-        m.actuator_biasprm[ids, 2] = -kv
-        finite = np.isfinite(fl)
-        m.actuator_forcelimited[ids] = finite.astype(m.actuator_forcelimited.dtype)
-        m.actuator_forcerange[ids[finite], 0] = -fl[finite]
-        m.actuator_forcerange[ids[finite], 1] = fl[finite]
-
-    def set_actuator_ctrl(self, actuator_ids: np.ndarray, values: Any) -> None:
-        """``data.ctrl[actuator_ids] = values``."""
-        self.data.ctrl[actuator_ids] = np.reshape(values, -1)
-
-    def actuator_force(self, actuator_ids: np.ndarray) -> np.ndarray:
-        """``(1, len(actuator_ids))`` force [N·m or N] the actuators applied in the last step (a copy)."""
-        return self.data.actuator_force[actuator_ids].reshape(1, -1)

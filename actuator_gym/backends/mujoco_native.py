@@ -22,8 +22,8 @@ Delay (any of the above)     ``nsample = max_delay``, ``delay = (L - 0.5) * time
 ============================ =============================================================================
 
 Refused, naming the group and the reason: a part without a native form (the position-based /
-remotized limit, learned drives, user parts), the Stable-PD effort mode, engine-servo groups
-(``ImplicitActuatorCfg`` already runs as MuJoCo's own servo), a PID drive into a DC motor (the
+remotized limit, learned drives, user parts), the Stable-PD effort mode
+(``effort_mode="implicit"``, ``ImplicitActuatorCfg``), a PID drive into a DC motor (the
 motor's integrator has other anti-windup), a max-effort clamp before the DC-motor clamp, a dead
 motor or an unlimited no-load speed (no finite ``R``), a delay longer than :data:`MAX_NATIVE_DELAY`.
 
@@ -122,10 +122,8 @@ class GroupPlan:
 
 def _plan_group(name: str, model: Any, cols: Sequence[int], engine: str = "mujoco") -> tuple[GroupPlan | None, str]:
     """The native plan of one group on ``engine`` (:data:`ENGINES`), or ``(None, reason)``."""
-    if getattr(model, "engine_servo", False):
-        return None, "it runs as MuJoCo's own position servo already (ImplicitActuatorCfg)"
     if getattr(model, "stable_pd", False):
-        return None, "the Stable-PD effort mode (effort_mode='implicit') has no native form"
+        return None, "the Stable-PD effort mode (effort_mode='implicit', ImplicitActuatorCfg) has no native form"
     compiler = NativeCompiler()
     forms = []
     for part in model.parts:
@@ -183,9 +181,7 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     group runs explicitly. A group with native-only motor physics (:func:`native_only_fields`) makes
     ``"explicit"`` a ``ValueError`` naming the fields, and runs natively under ``"auto"`` whatever the
     integrator (the same error when it has no native plan); the other groups then follow the rule
-    above. Engine-servo groups (``ImplicitActuatorCfg``: participants of the explicit step) do not
-    run beside native groups: ``"auto"`` runs such a collection explicitly (or refuses it, when a
-    group must run natively)."""
+    above."""
     if execution not in EXECUTIONS:
         raise ValueError(f"{owner}: execution must be one of {EXECUTIONS}, got {execution!r}")
     if execution == "explicit":
@@ -204,12 +200,6 @@ def native_plan(collection: Any, model: mujoco.MjModel, execution: str, owner: s
     for g in only:
         if plans[g] is None:  # explicit cannot run it: native or refuse
             refuse_native_only(collection, owner, execution, f"; and native is not possible: group '{g}' {why[g]}")
-    servos = list(getattr(collection, "engine_servo_groups", ()))
-    if servos and only:
-        refuse_native_only(collection, owner, execution, f"; and group '{servos[0]}' (ImplicitActuatorCfg, an engine "
-                           "servo) cannot run beside native groups")
-    if servos:
-        return {g: None for g in collection}
     euler = int(model.opt.integrator) == _EULER
     return {g: plans[g] if (euler or g in only) else None for g in collection}
 

@@ -1,12 +1,11 @@
 """The backend contract, written down as ``typing.Protocol`` classes.
 
-Three kinds of backend, each a superset of the one before where it applies:
+Two kinds of backend above the common one, each a superset of the one before:
 
 * :class:`JointBackend` -- what the actuator runtime needs from any engine: the joints, their
-  state, the effort and one substep. Every backend is one.
-* :class:`SingleWorldBackend` -- one ``MjData`` driven by Gymnasium's MuJoCo env, used by
-  ``ActuatorWrapper`` (:class:`~actuator_gym.backends.mujoco.MujocoBackend`): adds the MuJoCo
-  actuators the wrapper reconfigures for solver-side (implicit) groups.
+  state, the effort and one substep. Every backend is one; ``ActuatorWrapper`` needs no more (its
+  :class:`~actuator_gym.backends.mujoco.MujocoBackend` is one ``MjData`` that Gymnasium's MuJoCo
+  env steps, ``num_envs == 1``).
 * :class:`BatchedBackend` -- ``num_envs`` worlds owned by the backend, used by the task layer
   (``envs/task.py`` and the bundled tasks): resets of chosen worlds, MuJoCo-layout state,
   derived and per-world model fields, ``MjData`` copies, rendering
@@ -44,7 +43,7 @@ from .base import JointInfo
 if TYPE_CHECKING:
     import mujoco
 
-__all__ = ["JointBackend", "SingleWorldBackend", "BatchedBackend", "DeviceBackend"]
+__all__ = ["JointBackend", "BatchedBackend", "DeviceBackend"]
 
 
 @runtime_checkable
@@ -60,7 +59,7 @@ class JointBackend(Protocol):
     """
 
     num_envs: int
-    """Number of worlds (1 for :class:`SingleWorldBackend`)."""
+    """Number of worlds (1 for the wrapper's :class:`~actuator_gym.backends.mujoco.MujocoBackend`)."""
     physics_dt: float
     """The substep one :meth:`step` advances [s] (the model's ``opt.timestep``)."""
     device: torch.device
@@ -77,7 +76,7 @@ class JointBackend(Protocol):
     def joint_pos(self) -> Any:
         """Joint positions [rad or m], ``(num_envs, num_joints)`` numpy array (float64 on the MuJoCo
         backends, float32 on the Warp ones), the state before the next :meth:`step`. A live view on
-        :class:`SingleWorldBackend` when the joints' addresses are contiguous, else a copy; copy it
+        :class:`~actuator_gym.backends.mujoco.MujocoBackend` when the joints' addresses are contiguous, else a copy; copy it
         to keep it across a step."""
         ...
 
@@ -111,37 +110,6 @@ class JointBackend(Protocol):
         (the MuJoCo backends: MuJoCo's bad ``qpos`` / ``qvel`` / ``qacc`` warnings, after which it reset
         the world, cleared by the call; the Warp ones: a non-finite ``qpos`` / ``qvel``). The task ends
         those envs' episodes (``info["physics_diverged"]``)."""
-        ...
-
-
-@runtime_checkable
-class SingleWorldBackend(JointBackend, Protocol):
-    """One ``MjModel`` / ``MjData`` pair that Gymnasium's MuJoCo env steps (``num_envs == 1``, CPU,
-    float64), as ``ActuatorWrapper`` uses it. :meth:`step` is one ``mj_step``; the wrapper calls
-    :meth:`set_joint_effort` from the env's control hook instead."""
-
-    model: mujoco.MjModel
-    """The env's model (not copied; :meth:`configure_position_servos` writes its actuator fields)."""
-    data: mujoco.MjData
-    """The env's data (not copied; the state views point into it)."""
-
-    def joint_actuators(self, joint_ids: Sequence[int]) -> np.ndarray:
-        """``(len(joint_ids),)`` the MuJoCo actuator driving each listed joint (indices into
-        :attr:`joints`) through a joint transmission; ``ValueError`` naming joints with none or several."""
-        ...
-
-    def configure_position_servos(self, actuator_ids: np.ndarray, kp: np.ndarray, kv: np.ndarray,
-                                  force_limit: np.ndarray, ctrl_range: np.ndarray | None) -> None:
-        """Turn ``actuator_ids`` into engine-integrated position servos,
-        ``force = clip(kp * ctrl - kp * q - kv * qd, -force_limit, force_limit)`` with gear 1:
-        ``kp`` [N·m/rad], ``kv`` [N·m·s/rad], ``force_limit`` [N·m] (inf: unlimited), each
-        ``(len(actuator_ids),)``; ``ctrl_range`` ``(len, 2)`` or None (no ctrl limits). Writes
-        :attr:`model`; ``ValueError`` for actuators with activation dynamics."""
-        ...
-
-    def set_servo_gains(self, actuator_ids: np.ndarray, kp: Any, kv: Any, force_limit: Any) -> None:
-        """Update the gains and force limits of servos configured by :meth:`configure_position_servos`
-        (scalars or ``(len(actuator_ids),)``; units as there)."""
         ...
 
 

@@ -97,7 +97,7 @@ or ``"newton"``, with ``device="cpu"`` or ``"cuda[:N]"`` (constructor / ``make``
 see ``docs/backends.md``). See ``docs/tasks.md`` for a worked example.
 
 Implicit effort mode: when a group's config has ``effort_mode="implicit"``, or is an
-``ImplicitActuatorCfg`` (solver-side PD, run here in the Stable-PD mode: :mod:`.task_implicit`)
+``ImplicitActuatorCfg`` (solver-side PD, always solved in the Stable-PD mode)
 (``collection.needs_mass_matrix``), the default ``run_substeps`` fetches
 ``backend.mass_matrix_terms`` (inverse mass matrix and bias force of the current state) every
 substep and passes them to ``collection.compute``; backends without them (``mujoco_warp``,
@@ -120,12 +120,11 @@ from ..groups import split_groups
 from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
 from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
 from ..rig.native import NativeSide, group_execution, resolve_execution
-from ..rig.rig import ActuatorRig
+from ..rig.rig import ActuatorRig, check_mass_matrix
 from ..rig.substep import TorchJointState
 from .task_actions import action_info, task_action_spec
 from .task_info import masked_info, vector_info, with_finals
 from .task_joints import MjcfJoints, write_joint_properties
-from .task_implicit import TASK_IMPLICIT_SERVO, check_mass_matrix
 from .task_conventions import (LimitedSpec, SubEnvCalls, check_not_ended, check_open, episode_limit, library_conventions,
                                random_episode_clocks)
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
@@ -311,7 +310,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         if not joint_names:
             raise ValueError(f"{type(self).__name__}: the model has no hinge or slide joint to actuate")
         return ActuatorCollection(joint_cfgs, joint_names=joint_names, num_envs=self.num_envs, device=device, seed=seeds,
-                                  asset=MjcfJoints(self.model), implicit_servo=TASK_IMPLICIT_SERVO, dtype=self.actuator_dtype)
+                                  asset=MjcfJoints(self.model), dtype=self.actuator_dtype)
 
     def add_substep_callback(self, fn: Callable[["BatchedTask", int], None]) -> None:
         """Call ``fn(task, k)`` after every physics substep ``k`` (0 .. decimation-1) of every step

@@ -48,15 +48,14 @@ def graph_capturable(collection) -> tuple[bool, str]:
     Each part says so itself (``Part.graph_safe``: the PD / PID drives and the max-effort,
     DC-motor and position-based clamps are pure in-place tensor math; a ``Delay`` is on the torch
     path, where its write index and counters live on the device; neural drives and user parts are
-    not). Not capturable either: ``check_finite=True`` (reads values on the host), engine-servo
-    groups (``ImplicitActuatorCfg``) and Stable-PD groups (``effort_mode="implicit"``: they need
-    the mass matrix from the engine).
+    not). Not capturable either: ``check_finite=True`` (reads values on the host) and Stable-PD groups
+    (``effort_mode="implicit"``, ``ImplicitActuatorCfg``: they need the mass matrix from the engine).
     """
     for name, model in collection.items():
         if model.check_finite:
             return False, f"group {name!r}: check_finite=True synchronises with the host"
-        if model.engine_servo or model.stable_pd:
-            return False, f"group {name!r}: implicit (solver-side or Stable-PD) effort"
+        if model.stable_pd:
+            return False, f"group {name!r}: Stable-PD effort (effort_mode='implicit' or ImplicitActuatorCfg)"
         for part in model.parts:
             if not part.graph_safe:
                 return False, f"group {name!r}: {part.graph_unsafe_reason}"

@@ -142,7 +142,7 @@ class Explicit(Execution):
     def install(self, sim: Any, ctrl: np.ndarray) -> None:
         """An env that runs the substeps itself (a wrapped Gymnasium env) calls :attr:`substep`
         before each; the env's own controls ``ctrl`` are zeroed at the first (its actuators are
-        replaced; participants such as engine servos write theirs)."""
+        replaced; participants write theirs)."""
         def hook(k: int) -> None:
             if k == 0:
                 ctrl.fill(0.0)

@@ -7,7 +7,7 @@ the substep engine with its execution strategy, the episode statistics and the o
 around a rig of one env, the engine installed as the env's substep hook) and ``BatchedTask``
 (resets, autoreset and ``info`` around a rig of ``num_envs``: :meth:`ActuatorRig.advance`). What
 differs stays with the doors: the joints and backend, the native side's compile (:mod:`.native`),
-the wrapper's engine servos and the format of ``info``.
+and the format of ``info``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..episode_stats import EpisodeStats
 from ..groups import ActuatorGroups
 from .substep import SubstepEngine
 
-__all__ = ["ActionSpec", "ActuatorRig"]
+__all__ = ["ActionSpec", "ActuatorRig", "check_mass_matrix"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +135,26 @@ class ActuatorRig:
             shown |= reset
         self.parameters_changed[:] = False
         return shown
+
+
+def check_mass_matrix(collection: Any, backend: Any, backend_name: str, owner: str) -> None:
+    """``ValueError`` naming the groups when some group needs the mass-matrix terms (Stable-PD:
+    ``effort_mode="implicit"`` or ``ImplicitActuatorCfg``) and ``backend`` does not provide them."""
+    if collection is None or not collection.needs_mass_matrix:
+        return
+    try:
+        backend.mass_matrix_terms(np.arange(collection.num_joints))
+    except NotImplementedError as exc:
+        groups = collection.stable_pd_groups
+        servos = [g for g in groups if getattr(collection[g].cfg, "solver_side", False)]
+        modes = [g for g in groups if g not in servos]
+        who = [f"groups {modes} use effort_mode='implicit'"] if modes else []
+        if servos:
+            who.append(f"implicit groups {servos} (ImplicitActuatorCfg: their PD is solved in the "
+                       "Stable-PD effort mode)")
+        fixes = ["backend='mujoco'"] + (["effort_mode='explicit'"] if modes else []) + (
+            ["an explicit model (e.g. IdealPDActuatorCfg) for the implicit groups"] if servos else [])
+        raise ValueError(
+            f"{owner}: {'; '.join(who)}, which needs the inverse mass matrix from the physics backend; "
+            f"backend {backend_name!r} does not provide it ({exc}); use {' or '.join(fixes)}"
+        ) from None

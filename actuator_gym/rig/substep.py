@@ -8,7 +8,7 @@ each of the ``S`` physics substeps of a control step::
     [M^-1, bias = state.mass_matrix_terms(ids)]              # only for effort_mode="implicit" groups
     collection.compute(q, qd, dt, ...)                        # every joint group: Delay -> Drive -> Clamps
     state.set_joint_effort(collection.output_command.effort)  # generalized forces on the joints' DOFs
-    [participants: rotor groups (thrust dynamics -> writer), engine servos write their commands]
+    [participants: rotor groups (thrust dynamics -> writer)]
     telemetry.record(k, applied, qd)
     physics.step(1, derived)                                  # one substep
 
@@ -108,7 +108,7 @@ class SubstepEngine:
             Also the physics :meth:`advance` steps unless given one (``step(nstep, derived)``).
         physics_dt: the substep [s].
         num_substeps: substeps per control step (the telemetry's row count; :meth:`resize` changes it).
-        participants: rotor groups, engine servos: :class:`SubstepParticipant` called after the
+        participants: rotor groups: :class:`SubstepParticipant` called after the
             joint groups at each substep.
         capture: None (default): the physics runs on the host. ``False`` / ``"auto"``: state and
             physics on a device (no derived pass at the last substep); ``"auto"`` replays the

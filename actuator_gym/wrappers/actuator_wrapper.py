@@ -46,7 +46,6 @@ from ..groups import split_groups
 from ..lazy_telemetry import LazyTelemetry
 from ..rig.native import NativeSide
 from ..rig.rig import ActionSpec, ActuatorRig
-from .engine_servo import EngineServos
 from .protocol import substep_hook_env
 from .rotor_groups import env_rotor_groups
 
@@ -205,13 +204,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         # -- validate everything first; the env's MjModel is written only at the end, so a refused
         #    construction leaves the env bit for bit as it was
-        self._servos = (EngineServos(self.collection, self.backend, self._cols_idx, action_mode == "position")
-                        if self.collection.engine_servo_groups else None)
         property_writes = plan_joint_properties(model, actuators, model_order, "ActuatorWrapper")
-        # the action spec (the tasks' rules); engine-servo joints keep effort scale 1 (their actuators become
-        # gear-1 servos without ctrl limits in effort mode, configured below)
-        ji, servo = self.backend.joints, ({self.backend.joints.names[i] for i in self._servos.cols} if self._servos else ())
-        spec = ActionSpec(action_mode, ji, cols, peaks=motor_peaks(model, self.joint_names, servo),
+        spec = ActionSpec(action_mode, self.backend.joints, cols, peaks=motor_peaks(model, self.joint_names),
                           normalize=normalize_actions, scale=action_scale, offset=action_offset)
         native = NativeSide.for_env(self._sim, self.collection, execution, [ch[:3] for ch in CHANNELS[self.action_mode]],
                                     self.backend)  # channels "pos", "vel", "eff"
@@ -220,16 +214,13 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._dt = float(self.backend.physics_dt)
         self._finish_setup(ActuatorRig(self.collection, None, self.backend, spec, physics_dt=self._dt,
                                        num_substeps=int(self._sim.frame_skip), native=native, env=0,
-                                       participants=[self._servos] if self._servos else [],
                                        stats_columns=self._cols_idx, owner="ActuatorWrapper"), data)
         self._tel_cols = (0, self._cols_idx)  # env 0, the driven joints in action order
         # -- every check passed: write into the env's model, then install the hook
-        if self._servos:
-            self._servos.configure()
         apply_joint_properties(property_writes)
         self.engine.install(self._sim, self._ctrl)  # the env's substep hook, or its native model and step
         # info["actuator"] on demand (engine.snapshot) unless a part's keys are read from the engine now
-        self._lazy = not self._servos and not self.engine.motor_telemetry
+        self._lazy = not self.engine.motor_telemetry
         # every group native and info["actuator"] on demand: the law's arithmetic too (docs/native.md)
         self.engine.defer_native_telemetry = self._lazy
         self._snap_cols = (0, self._cols)  # the driven joints' collection columns, in action order
@@ -255,7 +246,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.rotors = env_rotor_groups(model, data, rotor_cfgs, num_substeps=int(self._sim.frame_skip), seed=0,
                                        initial_thrust=initial_thrust)
         self.rotor_names = self.rotors.rotor_names
-        self.collection, self.backend, self._servos, self.joint_names = None, None, None, ()
+        self.collection, self.backend, self.joint_names = None, None, ()
         self._dt = float(model.opt.timestep)
         self._finish_setup(ActuatorRig(None, self.rotors, None, ActionSpec(), physics_dt=self._dt, env=0,
                                        num_substeps=int(self._sim.frame_skip), owner="ActuatorWrapper"), data)
@@ -323,7 +314,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         engine = self.engine
         if (frame_skip := self._sim.frame_skip) != engine.num_substeps:
             engine.resize(int(frame_skip))
-        engine.begin()  # and the participants' begin (engine servos)
+        engine.begin()
         obs, reward, terminated, truncated, info = self.env.step(a if self._pass_action else self._inner_zero)
         if engine.substeps_run != engine.num_substeps:
             raise RuntimeError(
@@ -339,7 +330,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state)
             self.episode_stats.defer(snap)
             info["actuator"] = LazyTelemetry((lambda: {**snap.values(), **params}) if params else snap.values)
-        else:  # rotor groups, engine servos, native motor telemetry: the values read from the engine now
+        else:  # rotor groups, native motor telemetry: the values read from the engine now
             tel = self._telemetry()
             self.episode_stats.update(tel)
             info["actuator"] = LazyTelemetry(values={**tel, **params})
@@ -348,14 +339,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
     def _telemetry(self) -> dict[str, np.ndarray]:
-        """The engine's step telemetry (:data:`~actuator_gym.substep.TELEMETRY`) in action order,
-        the engine servos' columns from MuJoCo's own actuator force; rotor groups:
+        """The engine's step telemetry (:data:`~actuator_gym.substep.TELEMETRY`) in action order; rotor groups:
         :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`."""
         if self.rotors is not None:
             return {k: v[0] for k, v in self.engine.telemetry().items()}
         tel = self.engine.telemetry(self._tel_cols)
-        if self._servos:
-            self._servos.finish(tel, self._dt)
         be, cols = self.backend, self._tel_cols[1]  # the state after the step, as the env's observation sees it
         tel["joint_pos"], tel["joint_vel"] = be.joint_pos()[0][cols], be.joint_vel()[0][cols]
         for key, value in self.engine.motor_telemetry.items():  # native motor_temperature, motor_current
@@ -373,8 +361,6 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.groups.seed(int(self.env.unwrapped.np_random.integers(0, 2**63 - 1)))
         self.groups.reset()
         self.rig.reset()  # native groups: the values in force into the native model; targets, episode statistics
-        if self._servos:
-            self._servos.apply_gains()
         info = dict(info, physics_diverged=take_diverged(self._warnings))  # (and the counters cleared)
         self.rig.shown()  # shown now: a step shows them again once they change (ActuatorRig.shown)
         info["actuator"] = {"parameters": self.parameters()}
@@ -386,11 +372,9 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         over the group's joint names, or indices): validated with the parameter's domain, in force
         from the next substep, shown by :meth:`parameters`, and the new nominal value over later
         resets (docs/actuators.md, "Changing parameters at run time"); the next step's
-        ``info["actuator"]["parameters"]`` shows them. Engine-servo groups rewrite the MuJoCo servo's gains."""
+        ``info["actuator"]["parameters"]`` shows them."""
         self._check_open("set_actuator_parameter")
         self.rig.set_parameter(group, name, value, joints=joints)
-        if self._servos:
-            self._servos.apply_gains()
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: values in force (group joints or rotors,)}}`` (fresh arrays)."""

@@ -132,9 +132,9 @@ def _spd(n, j, seed=0):
 
 
 def test_needs_mass_matrix_flags_implicit_effort_groups_only():
-    assert not coll().needs_mass_matrix and coll().implicit_effort_groups == []
+    assert not coll().needs_mass_matrix and coll().stable_pd_groups == []
     c = _implicit_coll()
-    assert c.needs_mass_matrix and c.implicit_effort_groups == ["hips"] and c.implicit_groups == []
+    assert c.needs_mass_matrix and c.stable_pd_groups == ["hips"]
     assert c["hips"].effort_mode == "implicit" and c["knees"].effort_mode == "explicit"
 
 

@@ -130,11 +130,17 @@ def test_deprecated_aliases():
             ag.IdealPDActuatorCfg(effort_limit=7.0, actuator_effort_limit=8.0)
 
 
-def test_implicit_cfg_estimate_and_flag():
+def test_implicit_cfg_is_the_stable_pd_solve():
+    """From rest with M^-1 = a, bias 0: qd' = a p / h... the solve p = h (kp (q* - h qd') - kd qd') gives
+    the effort kp q* / (1 + h^2 kp a + h kd a) (docs/actuators.md, "Implicit: one meaning")."""
     m = ag.ImplicitActuatorCfg(stiffness=100.0, damping=1.0, joint_effort_limit=4.0).build(joint_names=["j"])
-    assert m.is_implicit
-    assert m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[0.01]]).item() == pytest.approx(1.0)
-    assert m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]]).item() == 4.0
+    assert m.is_implicit and m.stable_pd
+    a, h = 2.0, 0.01
+    kw = dict(joint_pos=[[0.0]], joint_vel=[[0.0]], dt=h, inverse_mass=np.full((1, 1, 1), a))
+    assert m.compute(target_pos=[[0.01]], **kw).item() == pytest.approx(100.0 * 0.01 / (1 + h * h * 100.0 * a + h * 1.0 * a), rel=1e-6)
+    assert m.compute(target_pos=[[1.0]], **kw).item() == 4.0  # clamped at the solver's limit
+    with pytest.raises(ValueError, match="needs dt="):
+        m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]])
 
 
 def test_input_shape_errors_name_the_input():

@@ -120,10 +120,12 @@ def test_collection_buffers_stay_the_models_views():
             "b": ag.ImplicitActuatorCfg(joint_names_expr=["j1"], stiffness=3.0)}
     coll = ag.ActuatorCollection(cfgs, joint_names=["j0", "j1", "j2"], num_envs=2)
     coll.target_command.position[:] = 1.0
-    out = coll.compute(joint_pos=np.zeros((2, 3), np.float32), joint_vel=np.zeros((2, 3), np.float32))
+    mass = np.zeros((2, 3, 3))  # M^-1 = 0 (infinite inertia): the Stable-PD solve is the explicit PD
+    out = coll.compute(joint_pos=np.zeros((2, 3), np.float32), joint_vel=np.zeros((2, 3), np.float32), dt=0.01,
+                       inverse_mass=mass)
     assert torch.allclose(out, torch.tensor([[0.4, 3.0, 0.4]] * 2))
     assert np.array_equal(coll["a"].applied_array, out[:, [0, 2]].numpy())
-    assert coll.output_command.effort[:, 1].eq(0.0).all()  # the engine servo gets the feed-forward
+    assert coll.output_command.effort is coll.applied_effort  # the effort sent is the effort applied
 
 
 def test_raw_values_are_read_only_and_copies_replace_them():
@@ -145,22 +147,21 @@ def test_config_delay_part_and_delay_aliases():
     assert m.parameter("max_delay").shape == (3, 2)  # addressed through the aliases
 
 
-# -- the two meanings of "implicit" --------------------------------------------------------------
-def test_engine_servo_and_stable_pd_are_told_apart_with_the_old_names_kept():
+# -- one meaning of "implicit": the Stable-PD solve ----------------------------------------------
+def test_implicit_config_and_implicit_effort_mode_are_both_the_stable_pd_solve():
     servo = ag.ImplicitActuatorCfg(stiffness=10.0).build(joint_names=["j"])
     stable = ag.IdealPDActuatorCfg(stiffness=10.0, effort_mode="implicit").build(joint_names=["j"])
     plain = ag.IdealPDActuatorCfg(stiffness=10.0).build(joint_names=["j"])
-    assert (servo.engine_servo, servo.is_implicit, servo.stable_pd) == (True, True, False)
-    assert (stable.engine_servo, stable.is_implicit, stable.stable_pd) == (False, False, True)
-    assert (plain.engine_servo, plain.stable_pd, plain.implicit_options) == (False, False, None)
-    plain.is_implicit = True  # the old spelling still sets it
-    assert plain.engine_servo
+    assert (servo.is_implicit, servo.stable_pd) == (True, True)  # is_implicit: built from ImplicitActuatorCfg
+    assert (stable.is_implicit, stable.stable_pd) == (False, True)
+    assert (plain.is_implicit, plain.stable_pd, plain.implicit_options) == (False, False, None)
+    with pytest.raises(TypeError, match="implicit_servo"):  # the old per-consumer choice is gone
+        ag.ImplicitActuatorCfg(stiffness=10.0).build(joint_names=["j"], implicit_servo="engine")
     cfgs = {"servo": ag.ImplicitActuatorCfg(joint_names_expr=["a"], stiffness=1.0),
             "stable": ag.IdealPDActuatorCfg(joint_names_expr=["b"], stiffness=1.0, effort_mode="implicit"),
             "plain": ag.IdealPDActuatorCfg(joint_names_expr=["c"], stiffness=1.0)}
     coll = ag.ActuatorCollection(cfgs, joint_names=["a", "b", "c"])
-    assert coll.engine_servo_groups == coll.implicit_groups == ["servo"]
-    assert coll.stable_pd_groups == coll.implicit_effort_groups == ["stable"]
+    assert coll.stable_pd_groups == ["servo", "stable"]
     assert coll.needs_mass_matrix
 
 

@@ -127,30 +127,3 @@ def test_torch_efforts_are_accepted(sim):
     be = MujocoBackend(model, data, ["h1"])
     be.set_joint_effort(torch.tensor([[1.5]], dtype=torch.float32))
     assert data.qfrc_applied[6] == 1.5
-
-
-def test_position_servo_holds_target_and_reports_its_force(sim):
-    model, data = sim
-    be = MujocoBackend(model, data, ["h1", "s1"])
-    acts = be.joint_actuators([0, 1])
-    assert acts.tolist() == [0, 1]
-    be.configure_position_servos(acts, kp=[40.0, 100.0], kv=[10.0, 30.0], force_limit=[math.inf, 3.0],
-                                 ctrl_range=np.array([[-1.0, 2.0], [-np.inf, np.inf]]))
-    assert model.actuator_gear[0].tolist() == [1, 0, 0, 0, 0, 0]
-    assert model.actuator_gainprm[0, 0] == 40.0 and model.actuator_biasprm[0, :3].tolist() == [0, -40.0, -10.0]
-    assert model.actuator_ctrlrange[0].tolist() == [-1.0, 2.0] and model.actuator_ctrllimited[1] == 0
-    assert model.actuator_forcelimited.tolist() == [0, 1] and model.actuator_forcerange[1].tolist() == [-3.0, 3.0]
-    be.set_actuator_ctrl(acts, [0.8, 0.5])
-    mujoco.mj_forward(model, data)
-    # at rest: force = kp (ctrl - q) (h1 unlimited force), the cart's force saturates at 3 N
-    assert be.actuator_force(acts)[0].tolist() == pytest.approx([32.0, 3.0])
-    for _ in range(600):
-        be.step()
-    assert be.joint_pos()[0].tolist() == pytest.approx([0.8, 0.5], abs=1e-3)
-
-
-def test_joint_without_actuator_is_a_clear_error(sim):
-    model, data = sim
-    be = MujocoBackend(model, data)
-    with pytest.raises(ValueError, match=r"\['h2'\] have no MuJoCo actuator"):
-        be.joint_actuators([0, 1])

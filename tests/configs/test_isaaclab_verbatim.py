@@ -185,7 +185,7 @@ def test_a_gain_map_that_leaves_joints_of_the_group_uncovered_is_refused_on_the_
     assert k[:, 0::3].tolist() == [[20.0] * 4] * 2 and (np.delete(k, np.s_[0::3], axis=1) == 30.0).all()
 
 
-def test_franka_implicit_group_on_ant_is_the_engine_servo_with_the_solver_limit():
+def test_franka_implicit_group_on_ant_is_the_stable_pd_solve_with_the_solver_limit():
     with pytest.warns(UserWarning, match="joint_velocity_limit is not enforced on MuJoCo"):
         env = ActuatorWrapper(gym.make("Ant-v5"), actuators={
             "shoulder": on(FRANKA_PANDA_SHOULDER, "hip_[1-4]"),
@@ -194,13 +194,13 @@ def test_franka_implicit_group_on_ant_is_the_engine_servo_with_the_solver_limit(
     assert p["joint_effort_limit"].tolist() == [87.0] * 4  # effort_limit_sim: the solver's limit
     assert p["actuator_effort_limit"].tolist() == [math.inf] * 4  # no rated limit given
     assert p["stiffness"].tolist() == [80.0] * 4 and p["damping"].tolist() == [4.0] * 4
-    model = env.unwrapped.model
-    names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in model.actuator_trnid[:, 0]]
-    hips = [names.index(f"hip_{i}") for i in range(1, 5)]
-    assert model.actuator_forcerange[hips].tolist() == [[-87.0, 87.0]] * 4
-    assert model.actuator_gainprm[hips, 0].tolist() == [80.0] * 4
-    assert model.actuator_biasprm[hips, 1:3].tolist() == [[-80.0, -4.0]] * 4
+    assert env.collection.stable_pd_groups == ["shoulder"]  # one meaning: the Stable-PD solve, as in the tasks
+    np.testing.assert_array_equal(env.unwrapped.model.actuator_gainprm, gym.make("Ant-v5").unwrapped.model.actuator_gainprm)
     run(env)
+    hips = [env.joint_names.index(f"hip_{i}") for i in range(1, 5)]
+    for _ in range(3):  # targets far away: the hips' PD (80 N·m/rad) clamped at the solver limit
+        tel = env.step(np.full(env.action_space.shape, 100.0, np.float32))[4]["actuator"]
+    assert np.abs(tel["applied_effort"][hips]).max() <= 87.0 and tel["saturated"][hips].any()
 
 
 def test_implicit_effort_limit_aliases_map_as_in_isaac_lab_3():
@@ -213,7 +213,8 @@ def test_implicit_effort_limit_aliases_map_as_in_isaac_lab_3():
     assert (cfg.actuator_effort_limit, cfg.joint_effort_limit) == (87.0, 870.0)
     m = cfg.build(joint_names=["a"])
     assert m.parameter("actuator_effort_limit").item() == 87.0 and m.parameter("joint_effort_limit").item() == 870.0
-    assert m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]]).item() == 87.0  # 1000 N·m clipped by both
+    still = dict(dt=0.005, inverse_mass=np.zeros((1, 1, 1)))  # M^-1 = 0: the Stable-PD solve is the plain PD
+    assert m.compute(joint_pos=[[0.0]], joint_vel=[[0.0]], target_pos=[[1.0]], **still).item() == 87.0  # 1000 N·m clipped by both
     with pytest.warns(DeprecationWarning):
         lone = ag.ImplicitActuatorCfg(stiffness=1000.0, effort_limit=12.0)
     assert (lone.actuator_effort_limit, lone.joint_effort_limit) == (12.0, 12.0)
@@ -240,7 +241,7 @@ def test_franka_implicit_group_on_the_quadruped_task_is_the_stable_pd_of_the_sam
     with pytest.warns(UserWarning, match="joint_velocity_limit is not enforced on MuJoCo"):
         task = quadruped({"shoulder": on(FRANKA_PANDA_SHOULDER, ".*_hip_joint"), "rest": on(QUADRUPED_IMPLICIT_LEGS, ".*_(thigh|calf)_joint")})
     c = task.collection
-    assert (c.stable_pd_groups, c.engine_servo_groups, c.needs_mass_matrix) == (["shoulder", "rest"], [], True)
+    assert (c.stable_pd_groups, c.needs_mass_matrix) == (["shoulder", "rest"], True)
     p = task.actuator_parameters()
     assert (p["shoulder"]["joint_effort_limit"] == 87.0).all() and (p["shoulder"]["actuator_effort_limit"] == math.inf).all()
     assert (p["rest"]["joint_effort_limit"] == 33.5).all() and (p["rest"]["stiffness"] == 25.0).all()
@@ -296,18 +297,13 @@ def test_implicit_group_on_a_task_without_the_mass_matrix_names_the_group(monkey
     cfg = ag.ImplicitActuatorCfg(joint_names_expr=["hinge"], stiffness=20.0, joint_effort_limit=3.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match=r"implicit groups \['servo'\] \(ImplicitActuatorCfg: a batched task solves "
-                                             r"their PD in the Stable-PD effort mode\).*backend 'mujoco_warp' does not provide"):
+        with pytest.raises(ValueError, match=r"implicit groups \['servo'\] \(ImplicitActuatorCfg: their PD is solved "
+                                             r"in the Stable-PD effort mode\).*backend 'mujoco_warp' does not provide"):
             PendulumTask(num_envs=2, backend="mujoco_warp", actuators={"servo": cfg})
     monkeypatch.setattr(MujocoBatchBackend, "mass_matrix_terms", PhysicsBackend.mass_matrix_terms)
     with pytest.raises(ValueError, match=r"groups \['pd'\] use effort_mode='implicit'; implicit groups \['servo'\].*"
                                          r"use backend='mujoco' or effort_mode='explicit' or an explicit model"):
         quadruped({"servo": on(cfg, ".*_calf_joint"), "pd": ag.IdealPDActuatorCfg(joint_names_expr=[".*_(hip|thigh)_joint"], stiffness=5.0, effort_mode="implicit")}, n=1)
-    # the config's own effort_mode stays explicit, and the consumer's choice is checked
-    with pytest.raises(ValueError, match=r"implicit_servo must be one of \['engine', 'stable_pd'\], got 'physx'"):
-        cfg.build(joint_names=["hinge"], implicit_servo="physx")
-    with pytest.raises(ValueError, match=r"ActuatorCollection: implicit_servo must be one of"):
-        ag.ActuatorCollection({"servo": cfg}, joint_names=["hinge"], implicit_servo="solver")
 
 
 def _go1_net(path):
@@ -379,7 +375,6 @@ def test_none_limits_on_gymnasium_motors_are_gear_times_ctrlrange():
     # an implicit group's solver limit left None is the env's own (Reacher: gear 200 x ctrlrange 1)
     reacher = ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": ag.ImplicitActuatorCfg(stiffness=5.0, damping=1.0)})
     assert reacher.parameters()["arm"]["joint_effort_limit"].tolist() == [200.0, 200.0]
-    assert reacher.unwrapped.model.actuator_forcerange.tolist() == [[-200.0, 200.0]] * 2
     with pytest.raises(ValueError, match=r"actuator_effort_limit=None .*\['FL_hip_joint'"):
         quadruped({"legs": ag.IdealPDActuatorCfg(stiffness=1.0, actuator_effort_limit=None)}, n=1)
 
@@ -494,4 +489,9 @@ def test_task_and_wrapper_set_actuator_parameter():
     env = ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": ag.ImplicitActuatorCfg(stiffness=5.0, damping=1.0)})
     env.set_actuator_parameter("arm", "stiffness", 9.0, joints="joint1")
     assert env.parameters()["arm"]["stiffness"].tolist() == [5.0, 9.0]
-    assert env.unwrapped.model.actuator_gainprm[:, 0].tolist() == [5.0, 9.0]  # the engine servo follows
+    twin = ActuatorWrapper(gym.make("Reacher-v5"), actuators={"arm": ag.ImplicitActuatorCfg(
+        stiffness={"joint0": 5.0, "joint1": 9.0}, damping=1.0)})
+    for e in (env, twin):
+        e.reset(seed=0)
+    a = np.array([0.4, -0.3], np.float32)
+    np.testing.assert_array_equal(env.step(a)[4]["actuator"]["applied_effort"], twin.step(a)[4]["actuator"]["applied_effort"])

@@ -78,8 +78,8 @@ class NativeActuators:
             lanes = (np.arange(n)[:, None] * nv + dofs[None, :]).reshape(-1).astype(np.uint32)
             idx = wp.array(lanes, dtype=wp.uint32, device=backend.wp_device)
 
-            if model.engine_servo:  # ImplicitActuatorCfg: the engine's own servo, nothing to export
-                raise ValueError(f"NativeActuators: group {name!r} is implicit; only explicit groups are exported")
+            if model.stable_pd:  # Stable-PD (ImplicitActuatorCfg, effort_mode="implicit"): no Newton form
+                raise ValueError(f"NativeActuators: group {name!r} is implicit (Stable-PD); only explicit groups are exported")
             delay = exporter.export(model.delay, name) if model.delay is not None else None
             drive = exporter.export(model.drive, name)
             clamps = [exporter.export(c, name) for c in model.clamping]
