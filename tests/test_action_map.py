@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from actuator_gym import DCMotorCfg, IdealPDActuatorCfg
+from actuator_gym import DCMotorCfg, IdealPDActuatorCfg, ImplicitActuatorCfg
 from actuator_gym.envs.ant import AntTask
 from actuator_gym.rig import ActuatorRig
 from actuator_gym.wrappers import ActuatorWrapper
@@ -25,6 +25,8 @@ LIMITED = DCMotorCfg(joint_names_expr=[".*"], stiffness=40.0, damping=1.0, satur
                      actuator_effort_limit=80.0, actuator_velocity_limit=12.0)
 # no finite limit: the channels' default scales (5 rad/s; the effort: Ant's motor, gear 150 x ctrlrange 1)
 UNLIMITED = IdealPDActuatorCfg(joint_names_expr=[".*"], stiffness=40.0, damping=1.0)
+# ImplicitActuatorCfg's one meaning, the Stable-PD solve, in both doors
+IMPLICIT = ImplicitActuatorCfg(joint_names_expr=[".*"], stiffness=40.0, damping=1.0, joint_effort_limit=60.0)
 
 
 class AntTask64(AntTask):
@@ -104,11 +106,12 @@ def test_wrapper_and_task_map_actions_alike_joint_by_joint(mode, normalize, cfg)
     task.close()
 
 
+@pytest.mark.parametrize("cfg", [LIMITED, IMPLICIT], ids=["dc_motor", "implicit"])
 @pytest.mark.parametrize("normalize", [True, False], ids=["normalized", "explicit"])
 @pytest.mark.parametrize("mode", MODES)
-def test_wrapper_and_task_compute_the_same_substep_efforts_from_the_same_state(mode, normalize):
+def test_wrapper_and_task_compute_the_same_substep_efforts_from_the_same_state(mode, normalize, cfg):
     # one substep per control step: each step's telemetry is the efforts of one substep
-    wrapped, task = _pair(mode, normalize, LIMITED, frame_skip=1)
+    wrapped, task = _pair(mode, normalize, cfg, frame_skip=1)
     k, names = _matching(wrapped, task, mode)
     wrapped.reset(seed=3)
     task.reset(seed=3)
@@ -130,8 +133,8 @@ def test_wrapper_and_task_compute_the_same_substep_efforts_from_the_same_state(m
         np.testing.assert_array_equal(task.backend.qpos[0], sim.data.qpos)
         saturated += int(w_info["actuator"]["saturated"].sum())
     assert np.abs(w_info["actuator"]["applied_effort"]).max() > 1.0  # the actuators act
-    if mode == "effort":
-        assert saturated > 0  # and the DC motor's limits are exercised
+    if mode == "effort" or cfg is IMPLICIT:
+        assert saturated > 0  # and the limits are exercised
     wrapped.close()
     task.close()
 
