@@ -7,9 +7,9 @@ _choose_headless_gl()  # before anything imports mujoco: headless render() witho
 from . import randomization
 from .actuators import *  # noqa: F401,F403
 from .actuators import __all__ as _actuator_names
-from .collection import ActuatorCollection
-from .groups import ActuatorGroups
-from . import envs  # registers the Gymnasium ids (lazy: no MuJoCo import)
+from .runtime.collection import ActuatorCollection
+from .runtime.groups import ActuatorGroups
+from . import envs, tasks  # tasks registers the Gymnasium ids (lazy: no MuJoCo import)
 
 __version__ = "0.1.0"
 __all__ = ["ActuatorCollection", "ActuatorGroups", "randomization", *_actuator_names]

@@ -29,7 +29,7 @@ from . import randomization as rnd
 from ._array import NUMPY_OPS
 from ._checks import is_real
 from ._config_checks import TRUST_KEY, ConfigError, key_path, mapping
-from .streams import EnvStreams
+from .randomization.streams import EnvStreams
 from .actuators.actuator import Actuator
 from .actuators.asset import JOINT_PROPERTY_FIELDS
 from .actuators.delay import Delay

@@ -31,7 +31,7 @@ import numpy as np
 
 def load(name: str) -> mujoco.MjModel:
     if name == "pendulum":
-        from actuator_gym.envs.pendulum import PendulumCfg, pendulum_mjcf
+        from actuator_gym.tasks.pendulum import PendulumCfg, pendulum_mjcf
 
         return mujoco.MjModel.from_xml_string(pendulum_mjcf(PendulumCfg()))
     import gymnasium

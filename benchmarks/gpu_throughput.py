@@ -7,7 +7,7 @@ device, stepped by ``DeviceLoop`` (state read through torch views, efforts writt
 * ``explicit``: actuators + physics per substep;
 * ``physics``: physics only (the same backend, efforts held);
 * ``native``: the task's actuators compiled into MuJoCo-Warp's own (``execution="native"``: the
-  one native side, :class:`~actuator_gym.rig.native.NativeSide`, and the substep engine's native
+  one native side, :class:`~actuator_gym.backends.native_side.NativeSide`, and the substep engine's native
   strategy): targets into ``ctrl`` once, ``decimation`` substeps in one
   ``step`` call, the telemetry read back from ``actuator_force`` -- no actuator kernels of ours;
 * actuator share = 1 - physics / (explicit or native) (median of repeats).
@@ -28,19 +28,19 @@ import mujoco
 import torch
 
 from actuator_gym import ActuatorCollection
-from actuator_gym.backends.device_loop import DeviceLoop
+from actuator_gym.runtime.device_loop import DeviceLoop
 from actuator_gym.backends.mujoco_warp import MujocoWarpBackend
-from actuator_gym.rig.native import NativeSide
-from actuator_gym.rig.substep import SubstepEngine
+from actuator_gym.backends.native_side import NativeSide
+from actuator_gym.runtime.substep import SubstepEngine
 
 
 def _setup(task: str):
     if task == "pendulum":
-        from actuator_gym.envs.pendulum import PendulumCfg
+        from actuator_gym.tasks.pendulum import PendulumCfg
 
         cfg = PendulumCfg()
     elif task == "quadruped":
-        from actuator_gym.envs.quadruped import QuadrupedCfg
+        from actuator_gym.tasks.quadruped import QuadrupedCfg
 
         cfg = QuadrupedCfg()
     else:

@@ -26,8 +26,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from actuator_gym import IdealPDActuatorCfg  # noqa: E402
-from actuator_gym.envs.ant import AntTask  # noqa: E402
-from actuator_gym.envs.pendulum import PendulumTask  # noqa: E402
+from actuator_gym.tasks.ant import AntTask  # noqa: E402
+from actuator_gym.tasks.pendulum import PendulumTask  # noqa: E402
 from actuator_gym.wrappers import ActuatorWrapper  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 
 import actuator_gym as ag
-from actuator_gym.envs.pendulum import PendulumTask
+from actuator_gym.tasks.pendulum import PendulumTask
 from actuator_gym.randomization import Uniform
 
 MODELS = {

@@ -17,7 +17,7 @@ import time
 import torch
 
 import actuator_gym  # noqa: F401  (before mujoco)
-from actuator_gym.envs.quadruped import QuadrupedTask, go1_dc_motor_cfg
+from actuator_gym.tasks.quadruped import QuadrupedTask, go1_dc_motor_cfg
 from actuator_gym.envs.task_cfg import ModelFieldRandomization
 from actuator_gym.randomization import Uniform
 

@@ -34,7 +34,7 @@ import actuator_gym  # noqa: F401  (registers the ids; before mujoco)
 import gymnasium as gym
 from actuator_gym import configs
 from actuator_gym.adapters import rsl_rl
-from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedGeometry, QuadrupedRewardCfg, go1_dc_motor_cfg
+from actuator_gym.tasks.quadruped import LEG_NAMES, QuadrupedGeometry, QuadrupedRewardCfg, go1_dc_motor_cfg
 from actuator_gym.tools.gait import GaitRecorder, format_gait
 from actuator_gym.tools.train_rsl_rl import runner_config, usable_cpus
 

@@ -246,7 +246,7 @@ def main() -> None:
 
     # (a) quadruped
     quad_rows = []
-    from actuator_gym.envs.quadruped import QuadrupedCfg
+    from actuator_gym.tasks.quadruped import QuadrupedCfg
 
     qcfg = QuadrupedCfg()
     qmodel = mujoco.MjModel.from_xml_string(qcfg.model_xml())
@@ -276,7 +276,7 @@ def main() -> None:
         goals.append((f"(d) Quadruped-v0 native >= 0.95x its raw replay at N={n}", by[nn].median / by[qrep].median, 0.95))
 
     # (b) + (c) Ant
-    from actuator_gym.envs.ant import AntCfg
+    from actuator_gym.tasks.ant import AntCfg
 
     acfg = AntCfg()
     amodel = mujoco.MjModel.from_xml_string(acfg.model_xml())

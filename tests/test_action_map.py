@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from actuator_gym import DCMotorCfg, IdealPDActuatorCfg, ImplicitActuatorCfg
-from actuator_gym.envs.ant import AntTask
-from actuator_gym.rig import ActuatorRig
+from actuator_gym.tasks.ant import AntTask
+from actuator_gym.runtime import ActuatorRig
 from actuator_gym.wrappers import ActuatorWrapper
 
 MODES = ("position", "velocity", "effort", "position_velocity")

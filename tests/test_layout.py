@@ -111,6 +111,50 @@ def test_no_import_circles():
     assert not found, f"import circles (an import inside a function counts): {found}"
 
 
+# The layers of docs/architecture.md's layout table, lowest first: a package imports only from its own
+# layer's packages or lower ones (an import inside a function counts; ``if TYPE_CHECKING:`` is exempt).
+LAYERS = (
+    ("helpers",),  # _checks, _array, _math, _safe_io, _safe_yaml, headless_gl
+    ("randomization",),
+    ("actuators",),
+    ("configs",),  # configs.py and _config_*.py
+    ("runtime",),
+    ("backends",),
+    ("envs", "wrappers"),
+    ("tasks", "adapters"),
+    ("tools",),
+    ("actuator_gym",),  # __init__.py, __main__.py
+)
+
+
+def layer_of(mod: str) -> str:
+    part = (mod.split(".") + [""])[1]
+    if part in ("", "__main__"):
+        return "actuator_gym"
+    if part == "configs" or part.startswith("_config"):
+        return "configs"
+    if part.startswith("_") or part == "headless_gl":
+        return "helpers"
+    return part
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    rank = {name: k for k, names in enumerate(LAYERS) for name in names}
+    return sorted(f"{m} -> {t}" for m, ts in graph.items() for t in ts
+                  if rank[layer_of(t)] > rank[layer_of(m)])
+
+
+def test_packages_import_only_their_layer_or_lower_ones():
+    """docs/architecture.md's layout: helpers < randomization < actuators < configs < runtime < backends
+    < (envs, wrappers) < (tasks, adapters) < tools; the checker finds an upward import in a function."""
+    fake = {"actuator_gym.runtime.x": (Path("x.py"), ast.parse("def f():\n    from ..backends import y\n")),
+            "actuator_gym.backends": (Path("backends/__init__.py"), ast.parse("from ..runtime import x\n"))}
+    assert upward_imports(import_graph(fake)) == ["actuator_gym.runtime.x -> actuator_gym.backends"]
+    modules = _modules()
+    assert {layer_of(m) for m in modules} <= {n for names in LAYERS for n in names}, "a package outside LAYERS"
+    assert not upward_imports(import_graph(modules)), upward_imports(import_graph(modules))
+
+
 def _private_reads(modules) -> list[tuple[str, int, str]]:
     """``(module, line, 'obj._name')`` for each read of a single-underscore attribute ``_name`` on
     something other than ``self``/``cls``/``super()``/an imported module alias, where ``_name`` is
@@ -194,11 +238,11 @@ def doc_paths_missing(text: str) -> list[str]:
 def test_architecture_doc_names_only_existing_paths():
     """docs/architecture.md names only files and folders (and tests) that exist; the checker first
     flags a deleted module, a bare name outside the package's top level and a renamed test."""
-    text = ("`rig/rig.py` `actuator_gym/rig/` `tests/test_layout.py::test_no_import_circles` `envs/quadruped*.py` "
+    text = ("`runtime/rig.py` `actuator_gym/runtime/` `tests/test_layout.py::test_no_import_circles` `tasks/quadruped*.py` "
             "`wrappers/sensor.ObservationSensor` `wrappers/native_execution.py` `mujoco_batch.py` "
-            "`tests/test_layout.py::test_gone` `rig/rig.Gone` `info[\"x\"]` `a.b` `a / b`\n"
-            "```\nActuatorRig (rig/rig.py) -> engine (envs/task_execution.py).\n```\n")
+            "`tests/test_layout.py::test_gone` `runtime/rig.Gone` `info[\"x\"]` `a.b` `a / b`\n"
+            "```\nActuatorRig (runtime/rig.py) -> engine (envs/task_execution.py).\n```\n")
     assert doc_paths_missing(text) == ["wrappers/native_execution.py", "mujoco_batch.py",
-                                       "tests/test_layout.py::test_gone", "rig/rig.Gone", "envs/task_execution.py"]
+                                       "tests/test_layout.py::test_gone", "runtime/rig.Gone", "envs/task_execution.py"]
     missing = doc_paths_missing((ROOT / "docs" / "architecture.md").read_text())
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"

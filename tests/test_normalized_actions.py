@@ -15,8 +15,8 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import DCMotorCfg, IdealPDActuatorCfg
-from actuator_gym.envs.pendulum import PendulumTask
-from actuator_gym.envs.quadruped import DEFAULT_JOINT_POS, JOINT_NAMES, JOINT_RANGES
+from actuator_gym.tasks.pendulum import PendulumTask
+from actuator_gym.tasks.quadruped import DEFAULT_JOINT_POS, JOINT_NAMES, JOINT_RANGES
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 

@@ -17,9 +17,9 @@ from gymnasium.utils.env_checker import check_env
 
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import DCMotorCfg, ThrusterCfg
-from actuator_gym.envs.quadrotor import QuadrotorTask, quadrotor_thruster_cfg
-from actuator_gym.groups import ActuatorGroups
-from actuator_gym.rotors import (
+from actuator_gym.tasks.quadrotor import QuadrotorTask, quadrotor_thruster_cfg
+from actuator_gym.runtime.groups import ActuatorGroups
+from actuator_gym.runtime.rotors import (
     ROTOR_TELEMETRY,
     BodyWrenchWriter,
     CtrlWriter,

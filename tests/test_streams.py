@@ -1,4 +1,4 @@
-"""Per-env random streams (actuator_gym.streams): the generator itself, the per-env rule, and the
+"""Per-env random streams (actuator_gym.randomization.streams): the generator itself, the per-env rule, and the
 distributions drawn from it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from actuator_gym.randomization import Gaussian, IntGaussian, IntUniform, LogUniform, Uniform
-from actuator_gym.streams import EnvStreams, derive_seeds, env_seeds
+from actuator_gym.randomization.streams import EnvStreams, derive_seeds, env_seeds
 
 # SplitMix64 (Vigna's reference) seeded 1234567: its first three outputs
 SPLITMIX_1234567 = [6457827717110365317, 3203168211198807973, 9817491932198370423]

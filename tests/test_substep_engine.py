@@ -1,5 +1,5 @@
 """The one substep engine: the wrapper on a Gymnasium env and a batched task report the same
-telemetry for the same physics, and the telemetry means what actuator_gym.substep.TELEMETRY says."""
+telemetry for the same physics, and the telemetry means what actuator_gym.runtime.substep.TELEMETRY says."""
 
 import dataclasses
 
@@ -11,8 +11,8 @@ from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 from actuator_gym import ActuatorCollection, DCMotorCfg
 from actuator_gym.backends.mujoco_batch import MujocoBatchBackend
-from actuator_gym.envs.pendulum import PendulumCfg
-from actuator_gym.substep import TELEMETRY, SubstepEngine
+from actuator_gym.tasks.pendulum import PendulumCfg
+from actuator_gym.runtime.substep import TELEMETRY, SubstepEngine
 from actuator_gym.wrappers import ActuatorWrapper
 
 CFG = DCMotorCfg(joint_names_expr=["hinge"], stiffness=30.0, damping=1.0, saturation_effort=4.0,
@@ -103,7 +103,7 @@ def _engine_rollout(groups, execution, steps=40, num_envs=3):
     states and telemetry of every step, and the strategy the engine chose."""
     from conftest import double_pendulum
 
-    from actuator_gym.rig.native import NativeSide
+    from actuator_gym.backends.native_side import NativeSide
 
     xml = double_pendulum()
     model = mujoco.MjModel.from_xml_string(xml)

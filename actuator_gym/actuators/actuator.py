@@ -69,7 +69,7 @@ class Actuator(BatchModel):
         dtype: float dtype of state and outputs (float32).
         seed: seeds of the per-env streams that draw randomized parameters and delays: None (fresh
             entropy), an int ``s`` (env ``i`` draws as a one-env model seeded ``s + i``) or one seed
-            per env (:mod:`actuator_gym.streams`).
+            per env (:mod:`actuator_gym.randomization.streams`).
         randomization: ``{parameter name: Distribution}`` applied on top of the nominal values.
         effort_mode: ``"explicit"`` (drive at the measured state, the default) or ``"implicit"``
             (Stable-PD: drive and clamps solved at the predicted end-of-substep state, see

@@ -7,7 +7,7 @@ they would otherwise each re-implement:
 
 * the per-env random streams (:meth:`BatchModel.new_generator`, :meth:`BatchModel.seed`): env ``i``
   of a model seeded ``s`` draws exactly what a one-env model seeded ``s + i`` draws
-  (:mod:`actuator_gym.streams`);
+  (:mod:`actuator_gym.randomization.streams`);
 * the input conversion of ``compute`` (:meth:`BatchModel._input`: torch tensors and numpy arrays of
   shape ``(num_envs, width)``, converted to the model's device, dtype and array library);
 * the debug check of ``check_finite=True`` (:meth:`BatchModel._check`, naming env and joint/rotor);
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from .._checks import env_index, real_array
-from ..streams import EnvStreams, env_seeds
+from ..randomization.streams import EnvStreams, env_seeds
 from .params import BindContext, Param, match_names
 
 __all__ = ["BatchModel", "as_env_ids"]

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from .._checks import check_bool, check_int, real_array
-from ..randomization import Distribution, IntUniform
+from ..randomization.distributions import Distribution, IntUniform
 from .params import NONNEG_INT
 from .part import Part
 

@@ -90,7 +90,7 @@ import torch
 
 from .._checks import UnsupportedError, check_dt, real_array
 from .drives import DrivePD, DrivePID
-from ..streams import EnvStreams
+from ..randomization.streams import EnvStreams
 from .params import BindContext
 from .implicit_la import FAST_FLOOR_MAX, NumpyLA, TorchLA
 

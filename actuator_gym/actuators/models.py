@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from .._checks import UnsupportedError, check_bool, check_int, real_array
-from ..randomization import Distribution
+from ..randomization.distributions import Distribution
 from .actuator import Actuator
 from .asset import JOINT_PROPERTY_FIELDS, AssetJoints, check_class_type, resolve_cfg
 from .clamps import Clamping, ClampingDCMotor, ClampingMaxEffort, ClampingPositionBased

@@ -46,7 +46,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
-from ..randomization import Distribution
+from ..randomization.distributions import Distribution
 from .clamps import Clamping
 from .params import FINITE, FINITE_POSITIVE, GAIN
 

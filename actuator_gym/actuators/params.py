@@ -26,8 +26,8 @@ import torch
 
 from .._array import NUMPY_OPS, ArrayOps
 from .._checks import UnknownNameError, check_names, is_real, real_array
-from ..randomization import Distribution
-from ..streams import EnvStreams
+from ..randomization.distributions import Distribution
+from ..randomization.streams import EnvStreams
 
 __all__ = [
     "Domain",

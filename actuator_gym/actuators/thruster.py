@@ -54,7 +54,7 @@ from .._checks import (
     check_str,
     real_array,
 )
-from ..randomization import Distribution, Uniform
+from ..randomization.distributions import Distribution, Uniform
 from .batch import BatchModel
 from .params import FINITE, FINITE_POSITIVE, GAIN, Param, UnknownParameterError, select_names
 

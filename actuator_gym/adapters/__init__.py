@@ -7,7 +7,7 @@ an env in NEXT_STEP or DISABLED mode is reset right after the step that finished
 through Gymnasium's partial reset ``env.reset(options={"reset_mask": done})``; a SAME_STEP env
 is used as is. See :class:`SameStepAutoreset`.
 
-Per-episode actuator statistics (:mod:`actuator_gym.episode_stats`: ``info["actuator_episode"]``)
+Per-episode actuator statistics (:mod:`actuator_gym.runtime.episode_stats`: ``info["actuator_episode"]``)
 reach each library's log as ``"Episode_Actuator/<group>/<stat>"``: rsl_rl's ``extras["log"]``, SB3's
 ``infos[i]["actuator_episode"]`` plus :class:`ActuatorStatsCallback` (the logger), skrl's
 ``infos["episode"]`` (tracked by its trainers), Ray RLlib's metrics through :class:`ActuatorMetricsCallback`

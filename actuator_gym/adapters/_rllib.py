@@ -6,14 +6,14 @@ from typing import Any
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from ..episode_stats import EPISODE_INFO_KEY, log_values
+from ..runtime.episode_stats import EPISODE_INFO_KEY, log_values
 
 __all__ = ["ActuatorMetricsCallback"]
 
 
 class ActuatorMetricsCallback(RLlibCallback):
     """RLlib callback: at each episode's end, logs its actuator statistics (the record the env put
-    into the info of the episode's last step, ``info["actuator_episode"]``: :mod:`actuator_gym.episode_stats`)
+    into the info of the episode's last step, ``info["actuator_episode"]``: :mod:`actuator_gym.runtime.episode_stats`)
     to the env runner's ``MetricsLogger`` under ``"Episode_Actuator/<group>/<stat>"``, averaged over the
     episodes of an iteration (``reduce="mean"``). They reach the result of ``Algorithm.train()`` as
     ``result["env_runners"]["Episode_Actuator/<group>/<stat>"]``, beside RLlib's ``episode_return_mean``.

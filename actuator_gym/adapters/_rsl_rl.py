@@ -11,7 +11,7 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from ..envs.symmetry import MirrorSpec, task_mirror
-from ..episode_stats import episode_record, log_values
+from ..runtime.episode_stats import episode_record, log_values
 from ._autoreset import SameStepAutoreset, _is_torch, to_numpy
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
-from ..episode_stats import EPISODE_INFO_KEY, log_values
+from ..runtime.episode_stats import EPISODE_INFO_KEY, log_values
 from ._autoreset import SameStepAutoreset, env_info, to_numpy
 
 _FINAL_KEYS = ("final_obs", "final_info")
@@ -174,7 +174,7 @@ class ActuatorStatsCallback(BaseCallback):
     """Stable-Baselines3 callback: writes the finished episodes' actuator statistics to the model's logger.
 
     Every step it collects ``infos[i]["actuator_episode"]`` (the record the actuator-gym envs put into
-    the info of an episode's last step: :mod:`actuator_gym.episode_stats`; through :func:`actuator_gym.adapters.sb3`,
+    the info of an episode's last step: :mod:`actuator_gym.runtime.episode_stats`; through :func:`actuator_gym.adapters.sb3`,
     ``VecMonitor`` and SB3's own ``DummyVecEnv`` alike); at the end of each rollout it records, for
     every ``"Episode_Actuator/<group>/<stat>"``, the mean over the episodes that ended during that
     rollout (``self.logger.record``: TensorBoard, CSV, stdout, whichever the logger writes). A rollout

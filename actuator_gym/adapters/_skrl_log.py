@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gymnasium.vector import VectorWrapper
 
-from ..episode_stats import with_episode_scalars
+from ..runtime.episode_stats import with_episode_scalars
 from ._autoreset import ForwardCalls
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["import_warp", "resolve_device", "HostArray", "graph_capturable", "DeviceLoop"]
+__all__ = ["import_warp", "resolve_device", "HostArray"]
 
 
 def import_warp():
@@ -86,7 +86,3 @@ class HostArray:
         if not self.on_host:
             self.arr.assign(self.np)
 
-
-# moved to public modules; kept importable from here
-from ..rig.device import graph_capturable  # noqa: E402
-from .device_loop import DeviceLoop  # noqa: E402

@@ -27,7 +27,7 @@ from .._checks import check_patterns
 from .base import JointInfo, PhysicsBackend
 from .mujoco_dynamics import MassMatrixTerms
 
-__all__ = ["MujocoBackend", "OffscreenRenderer", "joint_info", "one_dof_joint_names", "actuated_joints", "candidate_joints", "DIVERGED",
+__all__ = ["MujocoBackend", "OffscreenRenderer", "joint_info", "one_dof_joint_names", "actuated_joints", "motor_peaks", "candidate_joints", "DIVERGED",
            "take_diverged"]
 
 _HINGE = int(mujoco.mjtJoint.mjJNT_HINGE)
@@ -115,6 +115,20 @@ def actuated_joints(model: mujoco.MjModel) -> list[tuple[int, str]]:
         if int(model.jnt_type[j]) in _KIND:
             out.append((a, _joint_name(model, j)))
     return out
+
+
+def motor_peaks(model: Any, names: Sequence[str], num_actuators: int | None = None) -> np.ndarray:
+    """``(len(names),)`` the peak effort ``gear * max|ctrlrange|`` [N·m or N] (``gear`` alone where
+    the control is unlimited) of the model's own joint actuator of each joint (among its first
+    ``num_actuators`` actuators; None: all), 1.0 where there is none or it is zero."""
+    peaks, pos = np.ones(len(names)), {n: k for k, n in enumerate(names)}
+    for a, name in actuated_joints(model):
+        if name in pos and (num_actuators is None or a < num_actuators):
+            cr = model.actuator_ctrlrange[a]
+            peak = abs(model.actuator_gear[a, 0]) * (max(abs(cr[0]), abs(cr[1])) if model.actuator_ctrllimited[a] else 1.0)
+            if peak > 0:
+                peaks[pos[name]] = peak
+    return peaks
 
 
 def candidate_joints(model: mujoco.MjModel, patterns: Sequence[str] | str | None, owner: str) -> list[str]:

@@ -38,8 +38,9 @@ import numpy as np
 from .._checks import real_array
 from ..actuators.asset import JOINT_PROPERTY_FIELDS
 from ..actuators.params import match_names
+from .mujoco import one_dof_joint_names
 
-__all__ = ["MjcfJoints", "plan_joint_properties", "apply_joint_properties", "JOINT_PROPERTY_MAP"]
+__all__ = ["MjcfJoints", "plan_joint_properties", "apply_joint_properties", "write_joint_properties", "JOINT_PROPERTY_MAP"]
 
 JOINT_PROPERTY_MAP = {"armature": "dof_armature", "viscous_friction": "dof_damping"}
 """Config field -> MjModel per-DOF array, for the one-to-one fields (friction: see the module doc)."""
@@ -171,3 +172,24 @@ def apply_joint_properties(writes: list[tuple[np.ndarray, np.ndarray, np.ndarray
     """Write the planned joint properties (:func:`plan_joint_properties`) into the model."""
     for arr, dofs, vals in writes:
         arr[dofs] = vals
+
+
+_FROM_MJCF_TEXT = ("newton",)
+"""Backends built from the MJCF text, not from the task's MjModel (they would not see the writes)."""
+
+
+def write_joint_properties(model: Any, joint_cfgs: Mapping[str, Any], backend: str, owner: str) -> None:
+    """A batched task's joint properties: check and write the joint groups' ``armature``, ``friction``,
+    ``dynamic_friction``, ``viscous_friction`` into ``model`` before the batched backend is built from
+    it, so every world starts from them (nothing is written when a check fails; fields left None keep
+    the MJCF's values); ``ValueError`` on a backend that builds its worlds from the MJCF text."""
+    writes = plan_joint_properties(model, joint_cfgs, one_dof_joint_names(model), owner)
+    if writes and backend in _FROM_MJCF_TEXT:
+        groups = [g for g, c in joint_cfgs.items()
+                  if any(getattr(c, f, None) is not None for f in JOINT_PROPERTY_FIELDS)]
+        raise ValueError(
+            f"{owner}: groups {groups} set joint properties ({' / '.join(JOINT_PROPERTY_FIELDS)}), "
+            f"which backend={backend!r} does not take from the task's model (it builds its worlds from the MJCF text); "
+            "set them in the MJCF, or use backend='mujoco' or 'mujoco_warp'"
+        )
+    apply_joint_properties(writes)

@@ -230,7 +230,7 @@ class NativeActuators:
         plans: ``{group: GroupPlan}`` (the native ones only).
 
     :meth:`compile_model` gives the model; :meth:`attach` binds the worlds it runs in (one ``MjData``
-    seen as a batch of one, :class:`~actuator_gym.rig.native.OneWorld`, or the batched backend). Then
+    seen as a batch of one, :class:`~actuator_gym.backends.native_side.OneWorld`, or the batched backend). Then
     :meth:`write_parameters` writes every env's values in force into its world's model fields (at
     every reset and parameter change), :meth:`write_commands` the targets into ``ctrl`` (once per
     control step; the first after an env's reset also fills its delay history), and
@@ -476,7 +476,7 @@ class NativeActuators:
     def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...], extra: Any, substeps: int,
                  physics_dt: float):
         """The deferred step of env ``cols[0]``, joints ``cols[1]`` (collection columns), as a
-        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` with the same values :meth:`telemetry`
+        :class:`~actuator_gym.runtime.lazy_telemetry.StepSnapshot` with the same values :meth:`telemetry`
         gives (its commanded torque derived on first read)."""
         return self.raw.snapshot(cols, extra_keys, extra, substeps, physics_dt)
 

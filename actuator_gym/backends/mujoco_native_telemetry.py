@@ -17,7 +17,7 @@ Two ways run this law, with the same operations in the same order (so the same n
   telemetry);
 * **on demand** (:class:`RawSnapshots`): one env's raw rows (force, velocity, length, the three
   controls, the law's parameters) are copied in one gather into a
-  :class:`~actuator_gym.lazy_telemetry.StepSnapshot` whose commanded-torque row is derived the first
+  :class:`~actuator_gym.runtime.lazy_telemetry.StepSnapshot` whose commanded-torque row is derived the first
   time anything reads it (:func:`derive_commanded`), for one snapshot or for a stack of them in one
   pass. The wrapper's hot path then runs no telemetry arithmetic at a control step.
 
@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..lazy_telemetry import StepSnapshot
+from ..runtime.lazy_telemetry import StepSnapshot
 
 __all__ = ["LAW_ROWS", "RAW_ROWS", "RawSnapshots", "drive_torque", "limit_acted", "screen_limits", "derive_commanded"]
 
@@ -101,7 +101,7 @@ def derive_commanded(b: np.ndarray, J: int, raw_at: int, any_motor: bool) -> Non
 
 
 class RawSnapshots:
-    """One world's raw rows as :class:`~actuator_gym.lazy_telemetry.StepSnapshot` s (module doc).
+    """One world's raw rows as :class:`~actuator_gym.runtime.lazy_telemetry.StepSnapshot` s (module doc).
 
     ``rows(env)`` gives the env's live 1-D views ``[force, velocity, length, ctrl (pos vel ff per
     joint), law (LAW_ROWS x joints)]`` in native-actuator order; ``native_pos[c]`` is the native

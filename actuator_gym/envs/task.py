@@ -19,16 +19,16 @@ rng) -> dict | None``             env axis FIRST: row ``j`` from env ``env_ids[j
                                   ``info["actuator"]``.
 ``rotor_group(self, name, cfg,     required when ``cfg.actuators`` has rotor groups (``ThrusterCfg``):
 seed) -> RotorGroup``              the group over the model's rotors with the writer that delivers
-                                  its thrust (:mod:`actuator_gym.rotors`); called before ``setup``.
+                                  its thrust (:mod:`actuator_gym.runtime.rotors`); called before ``setup``.
 ================================  =================================================================
 
 Actuator groups (``cfg.actuators``) are joint groups (actuator configs over the model's 1-DOF
 joints: ``self.collection``, an ``ActuatorCollection``) and rotor groups (``ThrusterCfg``:
-``self.rotors``, :class:`~actuator_gym.rotors.RotorGroups`); a task may have either kind or both
+``self.rotors``, :class:`~actuator_gym.runtime.rotors.RotorGroups`); a task may have either kind or both
 (``self.collection`` / ``self.rotors`` is None for a kind it lacks). ``self.actuators``
-(:class:`~actuator_gym.groups.ActuatorGroups`) resets, seeds and reports both. Actions are the joint
+(:class:`~actuator_gym.runtime.groups.ActuatorGroups`) resets, seeds and reports both. Actions are the joint
 actions (below) followed by one action per rotor in ``[-1, 1]``, mapped onto the group's
-``thrust_range`` (:func:`~actuator_gym.rotors.action_to_thrust`).
+``thrust_range`` (:func:`~actuator_gym.runtime.rotors.action_to_thrust`).
 
 Inside the methods, read the state from ``self.backend`` (a
 :class:`~actuator_gym.backends.mujoco_batch.MujocoBatchBackend`: ``qpos``, ``qvel``,
@@ -45,7 +45,7 @@ feed-forward [N·m or N] or ``"position_velocity"``), position targets clipped i
 substeps; every substep computes the actuators of ALL envs in one ``ActuatorCollection.compute``
 call, writes the efforts to ``qfrc_applied`` and steps every world in C. Delays count substeps.
 Actions that are non-finite or of the wrong shape raise ``ValueError`` and change nothing.
-The map is ``task.action_map``, the wrapper's (:class:`~actuator_gym.actions.ActionMap`: the same
+The map is ``task.action_map``, the wrapper's (:class:`~actuator_gym.runtime.actions.ActionMap`: the same
 modes, defaults and clipping): ``cfg.normalize_actions`` (None: unless ``action_scale``,
 ``action_offset`` or ``action_bounds`` is given) makes the action space ``Box(-1, 1)`` mapped onto
 each joint's reachable targets (joint range, or +-the actuator's limit);
@@ -62,15 +62,15 @@ obs and info; what skrl's vectorized wrapper assumes: pass it explicitly) or ``D
 as in ``SyncVectorEnv``). Conventions: :mod:`actuator_gym.envs.task_conventions`.
 
 Resets. ``reset(seed=s)`` seeds env ``i`` with ``s + i`` (``seed=[s0, ...]``: ``s_i``); env ``i`` then
-rolls out exactly as ``gymnasium.make`` reset with ``s + i`` (per-env streams, :mod:`actuator_gym.streams`;
+rolls out exactly as ``gymnasium.make`` reset with ``s + i`` (per-env streams, :mod:`actuator_gym.randomization.streams`;
 draws during steps: ``self.streams.for_envs(ids)``). Resetting env ``i`` re-draws its actuator parameters
 (``collection.reset(env_ids)``), model fields (``cfg.model_randomization``) and state; env ``j != i`` keeps its own bit for bit.
 
 ``info`` is in Gymnasium's vector format (``(num_envs, ...)`` arrays plus boolean ``_key`` masks):
 
-* ``info["actuator"]`` after ``step``: joint groups' keys (:data:`~actuator_gym.substep.TELEMETRY`,
+* ``info["actuator"]`` after ``step``: joint groups' keys (:data:`~actuator_gym.runtime.substep.TELEMETRY`,
   ``(num_envs, num_joints)`` over ``task.joint_names``) and ``joint_pos`` / ``joint_vel`` (after the
-  step); rotor groups' keys (:data:`~actuator_gym.rotors.ROTOR_TELEMETRY`, ``(num_envs, num_rotors)``
+  step); rotor groups' keys (:data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`, ``(num_envs, num_rotors)``
   over ``task.rotors.rotor_names``).
 * ``info["actuator"]["parameters"][group][name]`` ``(num_envs, group joints or rotors)``: the
   parameters in force; mask ``info["actuator"]["_parameters"]``: the envs reset in this call (or
@@ -78,7 +78,7 @@ draws during steps: ``self.streams.for_envs(ids)``). Resetting env ``i`` re-draw
 * ``info["randomization"][label]`` ``(num_envs, k)``: model-field values drawn at reset (same mask).
 * ``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)``: the action
   mapping in force (masks ``_action_scale`` / ``_action_offset``: the envs reset in this call).
-* ``info["actuator_episode"]``: the episode statistics (:mod:`actuator_gym.episode_stats`; mask: the
+* ``info["actuator_episode"]``: the episode statistics (:mod:`actuator_gym.runtime.episode_stats`; mask: the
   envs whose episode ended in this step).
 * ``info["physics_diverged"]`` ``(num_envs,)`` bool (mask: all envs): the envs whose physics diverged in
   this step (MuJoCo reset their worlds: ``backend.diverged()``); their episodes truncate.
@@ -114,17 +114,18 @@ import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .._checks import check_num_envs, is_int, real_array
-from ..collection import ActuatorCollection
-from ..episode_stats import with_episode_scalars
-from ..groups import split_groups
-from ..rotors import RotorGroup, RotorGroups, rotor_group_seeds
-from ..streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
-from ..rig.native import NativeSide, group_execution, resolve_execution
-from ..rig.rig import ActuatorRig, check_mass_matrix
-from ..rig.substep import TorchJointState
-from .task_actions import action_info, task_action_spec
-from .task_info import masked_info, vector_info, with_finals
-from .task_joints import MjcfJoints, write_joint_properties
+from ..runtime.collection import ActuatorCollection
+from ..runtime.episode_stats import with_episode_scalars
+from ..runtime.groups import split_groups
+from ..runtime.rotors import RotorGroup, RotorGroups, rotor_group_seeds
+from ..randomization.streams import EnvRandom, EnvStreams, derive_seeds, env_seeds
+from ..backends.native_side import NativeSide, group_execution, resolve_execution
+from ..actuators.params import match_names
+from ..backends.mujoco import motor_peaks
+from ..backends.mujoco_asset import MjcfJoints, write_joint_properties
+from ..runtime.rig import ActionSpec, ActuatorRig, check_mass_matrix
+from ..runtime.substep import TorchJointState
+from .task_info import action_info, masked_info, vector_info, with_finals
 from .task_conventions import (LimitedSpec, SubEnvCalls, check_not_ended, check_open, episode_limit, library_conventions,
                                random_episode_clocks)
 from .task_cfg import FIELD_STREAM, TASK_STREAM, FieldRand, ModelFieldRandomization, TaskCfg, gym_np_random, resolve_cfg
@@ -234,7 +235,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.field_rands = [FieldRand(s, self.model, self.backend) for s in cfg.model_randomization]
         """The resolved model-field randomizations (``cfg.model_randomization``): ``info["randomization"]``."""
         self.rig = self._make_rig()
-        """The rig (:class:`~actuator_gym.rig.ActuatorRig`): groups, action map, engine, episode statistics."""
+        """The rig (:class:`~actuator_gym.runtime.ActuatorRig`): groups, action map, engine, episode statistics."""
         self.actuators, self.action_map, self.engine = self.rig.groups, self.rig.action_map, self.rig.engine
         self.episode_stats = self.rig.episode_stats
         self.action_joint_ids, self._act_low, self._act_high = self.action_map.joint_ids, self.action_map.low, self.action_map.high
@@ -242,8 +243,8 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.actions = np.zeros((n, self.num_actions))
         self.episode_step = np.zeros(n, dtype=np.int64)
         self.telemetry = self.rig.keep_telemetry()
-        """The last control step's telemetry (joints: :data:`~actuator_gym.substep.TELEMETRY`; rotors:
-        :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
+        """The last control step's telemetry (joints: :data:`~actuator_gym.runtime.substep.TELEMETRY`; rotors:
+        :data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`)."""
         self._substep_callbacks: list[Callable[[BatchedTask, int], None]] = []
         self._autoreset, self.physics_diverged = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)  # info["physics_diverged"]
         self.streams, self._field_streams = (EnvStreams(n, derive_seeds(seeds, t), owner=owner) for t in (TASK_STREAM, FIELD_STREAM))
@@ -295,12 +296,12 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         return self.action_map.num_actions
 
     def rotor_group(self, name: str, cfg: Any, seed: np.ndarray) -> RotorGroup:
-        """The :class:`~actuator_gym.rotors.RotorGroup` of rotor group ``name`` (a ``ThrusterCfg``;
+        """The :class:`~actuator_gym.runtime.rotors.RotorGroup` of rotor group ``name`` (a ``ThrusterCfg``;
         ``seed``: its per-env seeds for ``RotorGroup``) over this task's model: which rotors, the writer that
         delivers their thrust, the initial rotor speed. Tasks with rotor groups define it."""
         raise ValueError(
             f"{type(self).__name__}: actuator group {name!r} is a rotor group (ThrusterCfg); the task must define "
-            "rotor_group(name, cfg, seed) returning an actuator_gym.rotors.RotorGroup (which rotors, and the writer "
+            "rotor_group(name, cfg, seed) returning an actuator_gym.runtime.rotors.RotorGroup (which rotors, and the writer "
             "that delivers their thrust to the physics)"
         )
 
@@ -479,7 +480,7 @@ class BatchedTask(VectorEnv, SubEnvCalls):
 
     def run_substeps(self) -> None:
         """One control step's physics: ``decimation`` substeps of actuators + physics, run by the
-        substep engine (:class:`~actuator_gym.substep.SubstepEngine`: the wrapper's, too; the rotor
+        substep engine (:class:`~actuator_gym.runtime.substep.SubstepEngine`: the wrapper's, too; the rotor
         groups are its participant), then the step's telemetry into ``self.telemetry``.
 
         Targets are already written (``collection.target_command``, ``rotors.target_thrust``). An
@@ -493,9 +494,29 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         torch views, the actuator part replayed from a CUDA graph where the collection allows it."""
         be, coll, on_device = self.backend, self.collection, self._on_device
         state = TorchJointState(be, coll.applied_effort) if on_device and coll is not None else be
-        return ActuatorRig(coll, self.rotors, state, task_action_spec(self, coll), physics_dt=self.physics_dt,
+        return ActuatorRig(coll, self.rotors, state, self._action_spec(coll), physics_dt=self.physics_dt,
                            num_substeps=self.decimation, native=self.native, capture="auto" if on_device else None,
                            owner=type(self.cfg).__name__)
+
+    def _action_spec(self, collection: Any) -> ActionSpec:
+        """The action spec of this task (its cfg, backend joints and ``collection``): the joints of
+        ``cfg.action_joints`` (actuated, in model order; the rotors follow them in the map); every check
+        raises before anything changes."""
+        cfg, owner = self.cfg, type(self.cfg).__name__
+        ids: list[int] = []
+        if collection is not None:
+            ids = match_names(cfg.action_joints, list(self.joint_names), "action_joints")
+            if not ids:
+                raise ValueError(f"{owner}: action_joints {list(np.atleast_1d(cfg.action_joints))} match none of the "
+                                 f"joints {list(self.joint_names)}")
+            passive = [self.joint_names[i] for i in ids if self.joint_names[i] in collection.passive_joints]
+            if passive:
+                raise ValueError(f"action_joints: joints {passive} are in no actuator group; add a group or drop them")
+        # the effort default: the task model's own motors (native execution appends its actuators after them)
+        own = self.native.actuators.first_actuator if self.native is not None else None
+        peaks = motor_peaks(self.model, [self.joint_names[i] for i in ids], num_actuators=own)
+        return ActionSpec(cfg.action_mode, self.backend.joints, ids, peaks=peaks, normalize=cfg.normalize_actions,
+                          scale=cfg.action_scale, offset=cfg.action_offset, bounds=cfg.action_bounds)
 
     def _reset_envs(self, ids: np.ndarray, full: bool = False) -> None:  # full: every env, no reset_mask
         ids = np.asarray(ids, dtype=np.int64)

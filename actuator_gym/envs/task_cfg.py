@@ -29,10 +29,10 @@ from .._checks import (
     is_int,
     real_array,
 )
-from ..actions import ACTION_MODES, check_action_mode, given_options, use_normalized
+from ..runtime.actions import ACTION_MODES, check_action_mode, given_options, use_normalized
 from ..configs import actuator_groups
-from ..randomization import Distribution
-from ..streams import EnvStreams
+from ..randomization.distributions import Distribution
+from ..randomization.streams import EnvStreams
 
 __all__ = ["TaskCfg", "ModelFieldRandomization", "resolve_cfg", "check_real_fields", "check_nested_cfg"]
 
@@ -103,7 +103,7 @@ class TaskCfg:
     """The action modes the task supports: all of them, unless its observation or reward reads the
     actions as one kind of target (the quadruped: position targets about its stance)."""
     action_mode: str = "position"
-    """What an action sets (:data:`~actuator_gym.actions.ACTION_MODES`, the wrapper's): ``"position"``
+    """What an action sets (:data:`~actuator_gym.runtime.actions.ACTION_MODES`, the wrapper's): ``"position"``
     [rad or m], ``"velocity"`` [rad/s or m/s], ``"effort"`` [N·m or N] targets, or
     ``"position_velocity"`` (action ``[positions..., velocities...]``)."""
     action_joints: list[str] = field(default_factory=lambda: [".*"])
@@ -114,7 +114,7 @@ class TaskCfg:
     ``+-actuator_velocity_limit`` / ``+-actuator_effort_limit``, the explicit default scale below
     where the limit is infinite or randomized). False: ``action_scale``, ``action_offset``,
     ``action_bounds`` below. None (default): True unless one of those is given. The rules are
-    :class:`~actuator_gym.actions.ActionMap`'s, the wrapper's too."""
+    :class:`~actuator_gym.runtime.actions.ActionMap`'s, the wrapper's too."""
     action_scale: float | Sequence[float] | None = None
     """[target unit per action unit]: ``target = action_offset + action_scale * action``; scalar, per
     action element or per action joint; None: normalized (above), else the mode's default (position
@@ -265,7 +265,7 @@ def autoreset_mode(value: Any, owner: str) -> AutoresetMode:
 
 
 TASK_STREAM, FIELD_STREAM = 0x7A5C, 0xF1E1D
-"""Tags (:func:`~actuator_gym.streams.derive_seeds`) of a task's own streams: ``sample_reset`` and
+"""Tags (:func:`~actuator_gym.randomization.streams.derive_seeds`) of a task's own streams: ``sample_reset`` and
 step draws, and model-field randomization (apart from the actuator groups')."""
 
 

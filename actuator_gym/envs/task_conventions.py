@@ -1,7 +1,6 @@
 """Gymnasium's vector conventions and the RL libraries' expectations, kept by :class:`BatchedTask`.
 
-Split from :mod:`actuator_gym.envs.task` (one mechanism each, used by the task and its single-env
-view):
+One mechanism each, used by the task and its single-env view:
 
 * :func:`episode_limit`: the episode length in control steps: Gymnasium's ``max_episode_steps``
   (``make_vec(id, max_episode_steps=K)``) where given, above or below the task's own
@@ -21,7 +20,7 @@ view):
     feeds the observation of every ``step`` straight into the next action);
     ``skrl_episode_info=True`` (needs SAME_STEP) adds the finished episodes' actuator statistics to
     ``info["episode"]`` as the scalar tensors skrl's trainers track
-    (:func:`~actuator_gym.episode_stats.with_episode_scalars`).
+    (:func:`~actuator_gym.runtime.episode_stats.with_episode_scalars`).
   - ``flat_info=True``: flat ``"actuator/computed_effort"``-style keys (with their ``"_..."`` masks)
     instead of nested dicts, which torchrl's info reader needs
     (:func:`~actuator_gym.envs.task_info.flat_info`); torchrl's ``GymEnv(id, num_envs=N,

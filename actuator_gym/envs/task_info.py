@@ -1,8 +1,9 @@
 """The batched task's ``info`` dicts (Gymnasium's vector format) and their per-env views.
 
-Split from :mod:`actuator_gym.envs.task`: :func:`vector_info` builds a step's or reset's ``info``
-from a :class:`~actuator_gym.envs.task.BatchedTask`; :func:`masked_info` and :func:`unbatch_info`
-and-mask it / take one env's entries (SAME_STEP's ``final_info``, the single-env ``TaskEnv``).
+:func:`vector_info` builds a step's or reset's ``info`` from a
+:class:`~actuator_gym.envs.task.BatchedTask`, :func:`action_info` the action mapping it reports;
+:func:`masked_info` and :func:`unbatch_info` and-mask it / take one env's entries (SAME_STEP's
+``final_info``, the single-env ``TaskEnv``).
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from ..episode_stats import EPISODE_INFO_KEY
+from ..runtime.episode_stats import EPISODE_INFO_KEY
 
-__all__ = ["vector_info", "flat_info", "masked_info", "with_finals", "unbatch_info", "env_info"]
+__all__ = ["vector_info", "action_info", "flat_info", "masked_info", "with_finals", "unbatch_info", "env_info"]
 
 
 def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.ndarray | None = None) -> dict[str, Any]:
     """``info`` of ``task`` after a step / reset: ``stepped`` masks the envs that stepped (the
     telemetry keys), ``reset`` the envs reset in this call (the parameters in force, the drawn
     model fields), ``ended`` the envs whose episode ended in this step (their episode statistics,
-    ``info["actuator_episode"]``: :mod:`actuator_gym.episode_stats`). Keys: see the
+    ``info["actuator_episode"]``: :mod:`actuator_gym.runtime.episode_stats`). Keys: see the
     :mod:`actuator_gym.envs.task` module docstring.
 
     The same keys, dtypes and shapes come after every reset and every step (only the masks
@@ -138,3 +139,12 @@ def env_info(info: dict[str, Any], i: int, ended: bool) -> dict[str, Any]:
     if not ended:
         out.pop(EPISODE_INFO_KEY, None)
     return out
+
+
+def action_info(actions: Any, reset: np.ndarray) -> dict[str, Any]:
+    """``info["action_scale"]`` / ``info["action_offset"]`` ``(num_envs, num_actions)``: the mapping
+    in force, in every info (the same keys every call, as torchrl needs); masks ``_action_scale`` /
+    ``_action_offset``: the envs reset in this call."""
+    n = len(reset)
+    return {"action_scale": np.tile(actions.scale, (n, 1)), "_action_scale": reset.copy(),
+            "action_offset": np.tile(actions.offset, (n, 1)), "_action_offset": reset.copy()}

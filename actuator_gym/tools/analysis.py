@@ -14,7 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..actuators import models as M
-from ..envs.pendulum import HOLDING_TORQUE, PendulumTask
+from ..tasks.pendulum import HOLDING_TORQUE, PendulumTask
 
 __all__ = [
     "Recording", "record_pendulum", "step_metrics", "settled", "diverged", "divergence_substep", "until_divergence", "SWEEPS", "sweep_cases", "demo_cases", "dc_envelope",

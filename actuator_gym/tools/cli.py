@@ -57,7 +57,7 @@ def _load_actuators(spec: str | None, allow_unsafe: bool = False):
 def _known_tasks() -> list[str]:
     import gymnasium as gym
 
-    import actuator_gym  # noqa: F401  (registers the tasks)
+    from .. import tasks  # noqa: F401  (registers the bundled tasks)
 
     return sorted(k for k in gym.registry if k.startswith("actuator_gym/"))
 
@@ -65,7 +65,7 @@ def _known_tasks() -> list[str]:
 def _check_task(task: str) -> None:
     import gymnasium as gym
 
-    import actuator_gym  # noqa: F401
+    from .. import tasks  # noqa: F401  (registers the bundled tasks)
 
     if task not in gym.registry:
         raise CliError(f"unknown task {task!r}; actuator-gym tasks: {_known_tasks()} (or any registered Gymnasium MuJoCo id)")

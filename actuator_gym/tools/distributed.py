@@ -4,7 +4,7 @@ One rule for every engine that splits a run over processes (Ray RLlib env runner
 ``torchrun`` ranks of rsl_rl / skrl): the run's worlds are numbered ``0 .. P*N - 1`` over its ``P``
 processes of ``N`` worlds each, process ``p`` steps worlds ``p*N .. p*N + N - 1``, and world ``j`` is
 seeded ``seed + j`` (:func:`block_seed`). A process's batched env is therefore built and reset with
-``seed + p*N`` (env ``i`` of it gets ``seed + p*N + i``, the per-env rule of :mod:`actuator_gym.streams`),
+``seed + p*N`` (env ``i`` of it gets ``seed + p*N + i``, the per-env rule of :mod:`actuator_gym.randomization.streams`),
 so the ``P`` processes together roll out exactly the worlds of one
 ``gymnasium.make_vec(task, num_envs=P*N).reset(seed=seed)`` -- the same initial states, the same
 actuator randomization (which the task draws from the same per-env seeds), whatever ``P``. No two
@@ -39,7 +39,7 @@ def block_seed(seed: int, index: int, num_envs: int) -> int:
     """The base seed of process ``index``'s ``num_envs`` worlds: ``seed + index * num_envs`` (its env
     ``i`` is world ``index * num_envs + i``, seeded ``seed + index * num_envs + i``). ``ValueError``
     naming the argument for a negative or non-integer one, or when the last world's seed would reach
-    2**64 (the seed range of :func:`actuator_gym.streams.env_seeds`)."""
+    2**64 (the seed range of :func:`actuator_gym.randomization.streams.env_seeds`)."""
     _index(seed, "seed", SEED_LIMIT)
     _index(index, "index")
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:

@@ -34,7 +34,7 @@ EXPORT_OUTPUTS = (*EXPORT_FORMATS.values(), LAYOUT_FILE)
 """What ``export`` writes into ``OUT/export``: an earlier export's files are removed first (an ONNX
 export leaves no older ``policy.pt`` beside its layout)."""
 
-OBS_LAYOUTS = {"actuator_gym/Quadruped-v0": ("actuator_gym.envs.quadruped_terms", "OBS_LAYOUT")}
+OBS_LAYOUTS = {"actuator_gym/Quadruped-v0": ("actuator_gym.tasks.quadruped_terms", "OBS_LAYOUT")}
 """``{task: (module, attribute)}``: where a task keeps its observation layout (``{quantity: slice}``)."""
 
 

@@ -2,7 +2,7 @@
 
 :func:`gait_figures` is a pure function over recorded arrays (``T`` control steps, ``N`` envs, ``F``
 feet); :class:`GaitRecorder` records those arrays from a task that exposes a ``feet``
-:class:`~actuator_gym.envs.quadruped_terms.FootTracker` (the quadruped), one :meth:`~GaitRecorder.record`
+:class:`~actuator_gym.tasks.quadruped_terms.FootTracker` (the quadruped), one :meth:`~GaitRecorder.record`
 call after every ``step``. Used by ``actuator-gym rollout`` and by the transfer benchmark.
 
 Figures (per foot, in the task's foot order, and for the base):

@@ -25,7 +25,7 @@ policy is trained again): a rerun evaluates only conditions it has not seen.
 
 Metrics per episode (:data:`METRICS`): ``return`` (undiscounted), ``tracking_error`` (mean over the
 episode's steps of the task's error, :data:`TRACKING`), ``fell`` (1 when the episode terminated rather
-than timed out), and from ``info["actuator_episode"]`` (:mod:`actuator_gym.episode_stats`, group
+than timed out), and from ``info["actuator_episode"]`` (:mod:`actuator_gym.runtime.episode_stats`, group
 ``all_joints``) ``energy`` [J], ``saturated_fraction`` and ``peak_abs_effort`` [N·m].
 """
 
@@ -42,7 +42,7 @@ import numpy as np
 from .._config_checks import key_path
 from .._math import quat_rotate_inverse
 from .._safe_io import write_atomic
-from ..episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
+from ..runtime.episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
 from .transfer_report import train_column
 
 __all__ = ["run_transfer", "load_transfer", "check_transfer", "evaluate_policy", "tracking_error", "TRACKING", "METRICS",

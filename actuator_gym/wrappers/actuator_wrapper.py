@@ -17,9 +17,9 @@ bodies) -- see :mod:`actuator_gym.wrappers.rotor_groups`::
                           initial_thrust=hover_thrust)
 
 The action is then one thrust command per rotor in ``[-1, 1]``, mapped linearly onto the group's
-``thrust_range`` (:func:`actuator_gym.rotors.action_to_thrust`); the rotor dynamics run at every
+``thrust_range`` (:func:`actuator_gym.runtime.rotors.action_to_thrust`); the rotor dynamics run at every
 substep and the thrust reaches the env through its own actuators' ``ctrl`` (or ``xfrc_applied``);
-``info["actuator"]`` holds :data:`actuator_gym.rotors.ROTOR_TELEMETRY`. One wrapper takes either
+``info["actuator"]`` holds :data:`actuator_gym.runtime.rotors.ROTOR_TELEMETRY`. One wrapper takes either
 joint groups or rotor groups (a mixed env is refused).
 """
 
@@ -35,17 +35,17 @@ import torch
 
 from .._checks import check_seed, real_array
 from ..configs import actuator_groups
-from ..backends.mujoco import MujocoBackend, candidate_joints, joint_info, take_diverged
+from ..backends.mujoco import MujocoBackend, candidate_joints, joint_info, motor_peaks, take_diverged
 from ..backends.mujoco_asset import MjcfJoints, apply_joint_properties, plan_joint_properties
 from ..actuators.params import match_names
-from ..collection import ActuatorCollection
-from ..actions import (ACTION_MODES, CHANNELS, DEFAULT_POSITION_SCALE, DEFAULT_VELOCITY_SCALE, check_action_mode,
-                       given_options, motor_peaks, use_normalized)
-from ..episode_stats import EPISODE_INFO_KEY
-from ..groups import split_groups
-from ..lazy_telemetry import LazyTelemetry
-from ..rig.native import NativeSide
-from ..rig.rig import ActionSpec, ActuatorRig
+from ..runtime.collection import ActuatorCollection
+from ..runtime.actions import (ACTION_MODES, CHANNELS, DEFAULT_POSITION_SCALE, DEFAULT_VELOCITY_SCALE, check_action_mode,
+                                   given_options, use_normalized)
+from ..runtime.episode_stats import EPISODE_INFO_KEY
+from ..runtime.groups import split_groups
+from ..runtime.lazy_telemetry import LazyTelemetry
+from ..backends.native_side import NativeSide
+from ..runtime.rig import ActionSpec, ActuatorRig
 from .protocol import substep_hook_env
 from .rotor_groups import env_rotor_groups
 
@@ -109,15 +109,15 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     The action vector covers the driven joints (candidates claimed by a group) in candidate order;
     :attr:`joint_names` lists them, and every telemetry array follows that order (``info["actuator"]``
-    of a step: a read-only :class:`~actuator_gym.lazy_telemetry.LazyTelemetry`, computed from the
+    of a step: a read-only :class:`~actuator_gym.runtime.lazy_telemetry.LazyTelemetry`, computed from the
     step's raw numbers on first access; docs/wrapper.md, "Telemetry"). With rotor groups
     (``ThrusterCfg``; joint options then do not apply) it covers :attr:`rotor_names`, one thrust
     command in ``[-1, 1]`` each, and :attr:`collection` is None (:attr:`groups` holds both kinds).
     :attr:`action_scale` / :attr:`action_offset` (and ``info["action_scale"]`` /
     ``info["action_offset"]`` of every reset) give the mapping ``target = offset + scale * action``
     in force, per action element (rotors: thrust [N]); :attr:`action_map` is the map itself
-    (:class:`~actuator_gym.actions.ActionMap`, the batched tasks' too: position targets clipped into
-    the joint range), part of :attr:`rig` (:class:`~actuator_gym.rig.ActuatorRig`: groups, action
+    (:class:`~actuator_gym.runtime.actions.ActionMap`, the batched tasks' too: position targets clipped into
+    the joint range), part of :attr:`rig` (:class:`~actuator_gym.runtime.ActuatorRig`: groups, action
     map, engine, episode statistics; a batched task holds one too).
     """
 
@@ -159,7 +159,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         model, data = self._sim.model, self._sim.data
         self._model, self._data = model, data
         self.rotors = None
-        """The rotor groups (:class:`~actuator_gym.rotors.RotorGroups`), or None."""
+        """The rotor groups (:class:`~actuator_gym.runtime.rotors.RotorGroups`), or None."""
         self.rotor_names: tuple[str, ...] = ()
         joint_cfgs, rotor_cfgs = split_groups(actuators) if isinstance(actuators, Mapping) else (actuators, {})
         if rotor_cfgs:
@@ -254,7 +254,7 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     def _finish_setup(self, rig: ActuatorRig, data: Any) -> None:
         self.rig = rig
-        """The rig (:class:`~actuator_gym.rig.ActuatorRig`): groups, action map, engine, episode statistics."""
+        """The rig (:class:`~actuator_gym.runtime.ActuatorRig`): groups, action map, engine, episode statistics."""
         self.groups, self.action_map, self.engine, self.episode_stats = rig.groups, rig.action_map, rig.engine, rig.episode_stats
         self.action_space = gym.spaces.Box(self.action_map.low, self.action_map.high, dtype=np.float32)
         self._ctrl, self._warnings = data.ctrl, data.warning.number  # MuJoCo's warnings: info["physics_diverged"]
@@ -339,8 +339,8 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
     def _telemetry(self) -> dict[str, np.ndarray]:
-        """The engine's step telemetry (:data:`~actuator_gym.substep.TELEMETRY`) in action order; rotor groups:
-        :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`."""
+        """The engine's step telemetry (:data:`~actuator_gym.runtime.substep.TELEMETRY`) in action order; rotor groups:
+        :data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`."""
         if self.rotors is not None:
             return {k: v[0] for k, v in self.engine.telemetry().items()}
         tel = self.engine.telemetry(self._tel_cols)

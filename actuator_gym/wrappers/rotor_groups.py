@@ -5,13 +5,13 @@ Rotor names are resolved per group, against the model:
 
 1. the **sites driven by the env's own MuJoCo actuators** (site transmission, e.g.
    ``<motor site="rotor_0" gear="0 0 1 0 0 0" ctrlrange="0 10"/>``), in actuator order: the thrust
-   goes through ``data.ctrl`` (:class:`~actuator_gym.rotors.CtrlWriter`, ``ctrl = thrust / (gain *
+   goes through ``data.ctrl`` (:class:`~actuator_gym.runtime.rotors.CtrlWriter`, ``ctrl = thrust / (gain *
    |gear[:3]|)``); a gear torque component (``gear="0 0 1 0 0 0.07"``) gives the yaw reaction. The
    actuators must be plain motors (fixed gain, no bias, no activation dynamics), and their
    ``ctrlrange`` / ``forcerange``, when limited, must hold the whole ``thrust_range`` (MuJoCo would
    otherwise clip the rotor force silently);
 2. if the group's regexes match none of those sites: the model's **bodies**: the thrust acts along
-   each rotor body's z axis through its ``xfrc_applied`` (:class:`~actuator_gym.rotors.BodyForceWriter`;
+   each rotor body's z axis through its ``xfrc_applied`` (:class:`~actuator_gym.runtime.rotors.BodyForceWriter`;
    no reaction torque).
 
 Initial thrust (``initial_thrust``), at every reset, whatever ``k_f`` is drawn (the rotor speed is
@@ -30,7 +30,7 @@ import numpy as np
 from .._checks import check_real
 from ..actuators.thruster import ThrusterCfg
 from ..actuators.params import match_names
-from ..rotors import BodyForceWriter, CtrlWriter, RotorGroup, RotorGroups, rotor_group_seeds
+from ..runtime.rotors import BodyForceWriter, CtrlWriter, RotorGroup, RotorGroups, rotor_group_seeds
 
 __all__ = ["site_actuators", "rotor_initial_thrust", "env_rotor_groups"]
 
@@ -88,7 +88,7 @@ def rotor_initial_thrust(cfg: ThrusterCfg, initial_thrust: float | None, group: 
 
 def env_rotor_groups(model: mujoco.MjModel, data: mujoco.MjData, cfgs: Mapping[str, ThrusterCfg], *,
                      num_substeps: int, seed: int | None, initial_thrust: Any = None) -> RotorGroups:
-    """The :class:`~actuator_gym.rotors.RotorGroups` of ``cfgs`` on one env (``model``, ``data``;
+    """The :class:`~actuator_gym.runtime.rotors.RotorGroups` of ``cfgs`` on one env (``model``, ``data``;
     batch of one). ``initial_thrust``: None, a number [N] or ``{group: number or None}``."""
     if isinstance(initial_thrust, Mapping):
         unknown = sorted(set(initial_thrust) - set(cfgs))

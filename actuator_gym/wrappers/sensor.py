@@ -13,7 +13,7 @@ joint state the policy reads):
 
 ``bias_std`` and ``noise_std`` take one value or one per column (the columns' units), each in
 ``[0, SENSOR_MAX_STD]``; ``columns`` are integers (not bools, floats or strings). Every draw comes
-from per-env streams (:mod:`actuator_gym.streams`, tagged apart from the task's): env ``i`` of a
+from per-env streams (:mod:`actuator_gym.randomization.streams`, tagged apart from the task's): env ``i`` of a
 wrapper reset with seed ``s`` draws what a one-env wrapper reset with ``s + i`` draws. Other columns
 and everything but the observation pass through unchanged.
 """
@@ -26,12 +26,12 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
 from .._checks import SENSOR_MAX_STD, check_int, check_real, is_int, real_array
-from ..streams import EnvStreams, derive_seeds, env_seeds
+from ..randomization.streams import EnvStreams, derive_seeds, env_seeds
 
 __all__ = ["ObservationSensor", "SENSOR_STREAM_TAG", "SENSOR_MAX_STD"]
 
 SENSOR_STREAM_TAG = 0x5E5
-"""Tag of the sensor's per-env streams (:func:`~actuator_gym.streams.derive_seeds`)."""
+"""Tag of the sensor's per-env streams (:func:`~actuator_gym.randomization.streams.derive_seeds`)."""
 
 
 class ObservationSensor(VectorWrapper):

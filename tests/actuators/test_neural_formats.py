@@ -248,7 +248,7 @@ def test_gru_cfg_refuses_a_checkpoint_with_other_input_columns(tmp_path):
 
 
 def test_gru_cfg_from_yaml_in_a_task(tmp_path):
-    from actuator_gym.envs.pendulum import PendulumTask
+    from actuator_gym.tasks.pendulum import PendulumTask
 
     torch.manual_seed(8)
     f = tmp_path / "gru.onnx"

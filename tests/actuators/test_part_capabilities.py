@@ -190,7 +190,7 @@ def test_parts_module_re_exports_the_split_modules():
 def test_newton_export_is_generic_and_names_parts_without_one():
     pytest.importorskip("newton")
     from actuator_gym.backends.newton import NewtonBackend
-    from actuator_gym.envs.pendulum import PendulumCfg, pendulum_mjcf
+    from actuator_gym.tasks.pendulum import PendulumCfg, pendulum_mjcf
 
     n = 3
     be = NewtonBackend(pendulum_mjcf(PendulumCfg()), n, device="cpu")

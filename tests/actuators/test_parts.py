@@ -272,7 +272,7 @@ def test_torch_delay_has_no_python_side_state_per_substep():
 
 
 def test_graph_capturable_accepts_torch_delay_and_position_based_clamp():
-    from actuator_gym.substep import graph_capturable
+    from actuator_gym.runtime.substep import graph_capturable
 
     cfgs = {"legs": ag.RemotizedPDActuatorCfg(stiffness=10.0, min_delay=0, max_delay=2, joint_parameter_lookup=[[-1, 1, 5], [1, 1, 9]])}
     torch_coll = ag.ActuatorCollection(cfgs, joint_names=["a", "b"], num_envs=2, array_backend="torch")

@@ -24,7 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import actuator_gym as ag  # noqa: E402
 from actuator_gym import randomization as rnd  # noqa: E402
-from actuator_gym.streams import EnvStreams  # noqa: E402
+from actuator_gym.randomization.streams import EnvStreams  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 MANY = settings(SETTINGS, max_examples=150)

@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode, VectorWrapper
 
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym.adapters import ActuatorStatsCallback, rsl_rl, sb3, skrl
-from actuator_gym.episode_stats import EPISODE_INFO_KEY, EPISODE_STATS, episode_record, log_values
+from actuator_gym.runtime.episode_stats import EPISODE_INFO_KEY, EPISODE_STATS, episode_record, log_values
 
 EPISODE = 8  # control steps
 TAGS = {f"Episode_Actuator/{g}/{s}" for g in ("pendulum", "all_joints") for s in EPISODE_STATS}

@@ -19,7 +19,7 @@ import actuator_gym  # noqa: E402,F401
 from actuator_gym import ActuatorCollection, DCMotorCfg, IdealPDActuatorCfg  # noqa: E402
 from actuator_gym.actuators import ClampingMaxEffort, ComposedActuatorCfg, DrivePID  # noqa: E402
 from actuator_gym.backends.newton import NewtonBackend, NewtonContactCfg  # noqa: E402
-from actuator_gym.envs.pendulum import GRAVITY, PendulumCfg, pendulum_mjcf  # noqa: E402
+from actuator_gym.tasks.pendulum import GRAVITY, PendulumCfg, pendulum_mjcf  # noqa: E402
 
 # gpu_check.sh runs these tests on CUDA with ACTUATOR_GYM_WARP_DEVICE=cuda:0; CI on Warp's CPU device
 DEVICE = os.environ.get("ACTUATOR_GYM_WARP_DEVICE", "cpu")
@@ -358,7 +358,7 @@ def test_joint_limit_violation_is_stable():
     explicit integration at 5 ms cannot hold on a 0.015 kg·m² knee. The bare quadruped at qpos0 has
     its knees at 0, 0.9 rad past their upper limit (-0.9): with the backend's gains the limit pushes
     them back, finite, with and without contacts (Newton's defaults diverge in the first substep)."""
-    from actuator_gym.envs.quadruped import quadruped_mjcf
+    from actuator_gym.tasks.quadruped import quadruped_mjcf
 
     for contacts in (True, False):
         be = NewtonBackend(quadruped_mjcf(), 1, device=DEVICE, contacts=contacts)
@@ -376,7 +376,7 @@ def test_joint_limit_violation_is_stable():
 
 def test_contact_cfg_gains_and_validation():
     """Per-shape gains from the body mass and the contact step; the floor carries none."""
-    from actuator_gym.envs.quadruped import quadruped_mjcf
+    from actuator_gym.tasks.quadruped import quadruped_mjcf
 
     cfg = NewtonContactCfg(ke_scale=0.5, kd_scale=0.25, kf_scale=2.0, mu=0.7, substeps=2)
     be = NewtonBackend(quadruped_mjcf(), 2, device=DEVICE, contacts=cfg)
@@ -507,7 +507,7 @@ def test_mass_randomization_rescales_limit_and_contact_gains():
 
     import mujoco
 
-    from actuator_gym.envs.quadruped import quadruped_mjcf
+    from actuator_gym.tasks.quadruped import quadruped_mjcf
 
     be = NewtonBackend(quadruped_mjcf(), 2, device=DEVICE)
     nm, nv, nb, limits = be.nmodel, be.model.nv, be.model.nbody - 1, be._physical.limits

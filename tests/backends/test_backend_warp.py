@@ -18,10 +18,10 @@ import mujoco  # noqa: E402
 import actuator_gym  # noqa: E402,F401
 from actuator_gym import ActuatorCollection, DCMotorCfg, IdealPDActuatorCfg  # noqa: E402
 from actuator_gym.backends import make_backend  # noqa: E402
-from actuator_gym.backends.device_loop import DeviceLoop, graph_capturable  # noqa: E402
+from actuator_gym.runtime.device_loop import DeviceLoop, graph_capturable  # noqa: E402
 from actuator_gym.backends.mujoco_batch import MujocoBatchBackend  # noqa: E402
 from actuator_gym.backends.mujoco_warp import MujocoWarpBackend  # noqa: E402
-from actuator_gym.envs.pendulum import PendulumCfg, pendulum_mjcf  # noqa: E402
+from actuator_gym.tasks.pendulum import PendulumCfg, pendulum_mjcf  # noqa: E402
 from actuator_gym.envs.task import ModelFieldRandomization  # noqa: E402
 from actuator_gym.randomization import Uniform  # noqa: E402
 

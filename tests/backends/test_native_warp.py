@@ -18,7 +18,7 @@ import warp  # noqa: F401
 import mujoco_warp  # noqa: F401
 
 import actuator_gym as ag  # noqa: E402
-from actuator_gym.envs.pendulum import PendulumTask  # noqa: E402
+from actuator_gym.tasks.pendulum import PendulumTask  # noqa: E402
 from actuator_gym.randomization import Uniform  # noqa: E402
 
 from conftest import double_pendulum, native_pendulum_cfgs, native_rollout_diff  # noqa: E402

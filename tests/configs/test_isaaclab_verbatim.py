@@ -27,9 +27,9 @@ from actuator_gym import configs
 from actuator_gym.backends.base import PhysicsBackend
 from actuator_gym.backends.mujoco_asset import MjcfJoints
 from actuator_gym.backends.mujoco_batch import MujocoBatchBackend
-from actuator_gym.envs.pendulum import PendulumTask
-from actuator_gym.envs.quadruped import JOINT_RANGES
-from actuator_gym.envs.task_joints import write_joint_properties
+from actuator_gym.tasks.pendulum import PendulumTask
+from actuator_gym.tasks.quadruped import JOINT_RANGES
+from actuator_gym.backends.mujoco_asset import write_joint_properties
 from actuator_gym.randomization import Uniform
 from actuator_gym.wrappers import ActuatorWrapper
 

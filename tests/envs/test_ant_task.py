@@ -8,7 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import actuator_gym  # noqa: F401  (registers the ids)
-from actuator_gym.envs.ant import ANT_JOINT_NAMES, ANT_V5_ACTION_ORDER, AntTask, ant_dc_motor_cfg
+from actuator_gym.tasks.ant import ANT_JOINT_NAMES, ANT_V5_ACTION_ORDER, AntTask, ant_dc_motor_cfg
 
 
 def _v5():
@@ -64,7 +64,7 @@ def test_obs_reward_termination_match_ant_v5_on_the_same_state():
         assert info2["reward_survive"][i] == pytest.approx(inf["reward_survive"])
         assert info2["reward_ctrl"][i] == pytest.approx(inf["reward_ctrl"], rel=1e-12)
         # forward term: x displacement of the torso over the step / dt, from Ant-v5's own state
-        # (Ant-v5 reads xpos after mj_step, one substep behind; see actuator_gym/envs/ant.py)
+        # (Ant-v5 reads xpos after mj_step, one substep behind; see actuator_gym/tasks/ant.py)
         fwd = (v5.data.qpos[0] - x_before) / v5.dt
         assert info2["reward_forward"][i] == pytest.approx(fwd, rel=1e-7, abs=1e-9)
         assert info2["x_velocity"][i] == pytest.approx(fwd, rel=1e-7, abs=1e-9)

@@ -1,4 +1,4 @@
-"""Per-episode actuator statistics (actuator_gym.episode_stats): hand-computed values, resets, every
+"""Per-episode actuator statistics (actuator_gym.runtime.episode_stats): hand-computed values, resets, every
 autoreset mode, the single env, the wrapper and rotor groups.
 
 The pendulum runs pure feed-forward effort (stiffness = damping = 0, effort limit L): the applied
@@ -14,7 +14,7 @@ from gymnasium.vector import AutoresetMode
 
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import IdealPDActuatorCfg
-from actuator_gym.episode_stats import ALL_JOINTS, EPISODE_INFO_KEY, EPISODE_STATS, EpisodeStats
+from actuator_gym.runtime.episode_stats import ALL_JOINTS, EPISODE_INFO_KEY, EPISODE_STATS, EpisodeStats
 from actuator_gym.wrappers import ActuatorWrapper
 
 L = 2.0  # [N·m] effort limit

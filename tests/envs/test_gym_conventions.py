@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym.adapters import SameStepAutoreset
 from actuator_gym.envs import BatchedTask, register_task
-from actuator_gym.envs.pendulum import PendulumTask
+from actuator_gym.tasks.pendulum import PendulumTask
 
 PENDULUM = "actuator_gym/Pendulum-v0"
 DT = 1 / 60  # Pendulum's control period [s]

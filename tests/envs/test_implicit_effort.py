@@ -17,7 +17,7 @@ from actuator_gym import DCMotorCfg, IdealPDActuatorCfg
 from actuator_gym.backends.base import PhysicsBackend
 from actuator_gym.backends.mujoco import MujocoBackend
 from actuator_gym.backends.mujoco_batch import MujocoBatchBackend
-from actuator_gym.envs.pendulum import PendulumTask
+from actuator_gym.tasks.pendulum import PendulumTask
 from actuator_gym.tools.cli import main
 from actuator_gym.wrappers import ActuatorWrapper
 

@@ -13,7 +13,7 @@ import torch
 
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import DelayedPDActuatorCfg, IdealPDActuatorCfg
-from actuator_gym.envs.pendulum import HOLDING_TORQUE, PendulumTask
+from actuator_gym.tasks.pendulum import HOLDING_TORQUE, PendulumTask
 
 ID = "actuator_gym/Pendulum-v0"
 

@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import ThrusterCfg
-from actuator_gym.envs.quadrotor import (
+from actuator_gym.tasks.quadrotor import (
     ROTOR_NAMES,
     SPIN_DIRECTIONS,
     QuadrotorEnv,

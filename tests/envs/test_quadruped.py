@@ -15,7 +15,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import actuator_gym  # noqa: F401  (registers the ids)
-from actuator_gym.envs.quadruped import (
+from actuator_gym.tasks.quadruped import (
     DEFAULT_JOINT_POS,
     GO1_EFFORT_LIMIT,
     GO1_SATURATION_EFFORT,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import actuator_gym  # noqa: F401  (registers the ids; before mujoco)
-from actuator_gym.envs.quadruped import LEG_NAMES, QuadrupedTask, sample_commands
-from actuator_gym.envs.quadruped_terms import FootTracker, QuadrupedRewardCfg, RewardInputs, quadruped_reward
-from actuator_gym.streams import EnvStreams
+from actuator_gym.tasks.quadruped import LEG_NAMES, QuadrupedTask, sample_commands
+from actuator_gym.tasks.quadruped_terms import FootTracker, QuadrupedRewardCfg, RewardInputs, quadruped_reward
+from actuator_gym.randomization.streams import EnvStreams
 from actuator_gym.tools.gait import GaitRecorder, gait_figures
 
 DT = 0.02

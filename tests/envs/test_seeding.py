@@ -12,8 +12,8 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 import actuator_gym as ag
-from actuator_gym.envs.pendulum import PendulumTask
-from actuator_gym.envs.quadruped import go1_dc_motor_cfg
+from actuator_gym.tasks.pendulum import PendulumTask
+from actuator_gym.tasks.quadruped import go1_dc_motor_cfg
 from actuator_gym.envs.task_cfg import ModelFieldRandomization
 from actuator_gym.envs.task_info import env_info
 from actuator_gym.randomization import Gaussian, LogUniform, Uniform

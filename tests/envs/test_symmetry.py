@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from actuator_gym.envs.quadruped import JOINT_NAMES, QuadrupedTask, go1_dc_motor_cfg
+from actuator_gym.tasks.quadruped import JOINT_NAMES, QuadrupedTask, go1_dc_motor_cfg
 from actuator_gym.envs.symmetry import MirrorSpec, joint_mirror, task_mirror
 
 
@@ -94,7 +94,7 @@ def test_quadruped_mirrored_rollout_mirrors_observations_and_keeps_rewards():
 
 
 def test_quadruped_declares_no_mirror_for_a_user_model():
-    from actuator_gym.envs.quadruped import quadruped_mjcf
+    from actuator_gym.tasks.quadruped import quadruped_mjcf
 
     task = QuadrupedTask(1, mjcf=quadruped_mjcf())
     with pytest.raises(ValueError, match="declares no mirror symmetry"):

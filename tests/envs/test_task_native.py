@@ -15,9 +15,9 @@ import torch
 
 import actuator_gym as ag
 from conftest import native_pendulum_cfgs, native_rollout_diff
-from actuator_gym.envs.ant import AntCfg, AntTask
-from actuator_gym.envs.pendulum import PendulumTask
-from actuator_gym.envs.quadruped import QuadrupedCfg, QuadrupedTask
+from actuator_gym.tasks.ant import AntCfg, AntTask
+from actuator_gym.tasks.pendulum import PendulumTask
+from actuator_gym.tasks.quadruped import QuadrupedCfg, QuadrupedTask
 from actuator_gym.randomization import Uniform
 
 N = 5

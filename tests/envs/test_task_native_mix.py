@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from conftest import double_pendulum, mix_groups
-from actuator_gym.envs.pendulum import PendulumTask
+from actuator_gym.tasks.pendulum import PendulumTask
 
 N = 4
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from actuator_gym import configs
-from actuator_gym.episode_stats import EPISODE_STATS
+from actuator_gym.runtime.episode_stats import EPISODE_STATS
 from actuator_gym.tools.cli import main
 from actuator_gym.tools.engines import ENGINES, SUMMARY_KEYS, train_policy
 from actuator_gym.tools.training import SavedPolicy, train_ppo

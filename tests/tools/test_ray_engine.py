@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from actuator_gym.episode_stats import EPISODE_STATS, LOG_PREFIX
+from actuator_gym.runtime.episode_stats import EPISODE_STATS, LOG_PREFIX
 from actuator_gym.tools.cli import main
 from actuator_gym.tools.ray_engine import actor_cpus, check_settings, rllib_actor_state, settings_from_train
 from actuator_gym.tools.training import SavedPolicy, evaluate, make_env

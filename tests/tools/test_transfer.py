@@ -133,7 +133,7 @@ def test_quadruped_tracking_error_is_the_body_frame_vx_error():
     for _ in range(5):
         obs, *_ = vec.step(np.zeros((3, 12), dtype=np.float32))
     err = transfer.tracking_error("actuator_gym/Quadruped-v0", vec.unwrapped)
-    # observation layout (envs/quadruped.py): [0:3] body-frame base velocity, [45:48] the command, the
+    # observation layout (tasks/quadruped.py): [0:3] body-frame base velocity, [45:48] the command, the
     # velocities and the vx command both observed x obs_scales.lin_vel
     scale = vec.unwrapped.cfg.obs_scales.lin_vel
     assert scale != 1.0  # (the test sees the scaling)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from actuator_gym import DCMotorCfg, DelayedPDActuatorCfg, IdealPDActuatorCfg
-from actuator_gym.episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
-from actuator_gym.lazy_telemetry import LazyTelemetry
-from actuator_gym.substep import TELEMETRY
+from actuator_gym.runtime.episode_stats import ALL_JOINTS, EPISODE_INFO_KEY
+from actuator_gym.runtime.lazy_telemetry import LazyTelemetry
+from actuator_gym.runtime.substep import TELEMETRY
 from actuator_gym.wrappers import ActuatorWrapper
 
 
@@ -239,7 +239,7 @@ def test_step_snapshots_equal_the_eager_telemetry_for_any_env_and_columns(held):
     """``StepTelemetry.snapshot`` (planned once, then one concatenation and one take per step) gives
     ``finish``'s values for env 1 of 2 and permuted columns, step after step (explicit substep rows
     of several envs are gathered per step; held rows are the native path)."""
-    from actuator_gym.substep import StepTelemetry
+    from actuator_gym.runtime.substep import StepTelemetry
 
     rng = np.random.default_rng(0)
     tel = StepTelemetry(np.zeros((2, 3)), 4, 0.01)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from actuator_gym import DCMotorCfg, IdealPDActuatorCfg
-from actuator_gym.episode_stats import EpisodeStats
+from actuator_gym.runtime.episode_stats import EpisodeStats
 from actuator_gym.wrappers import ActuatorWrapper
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")

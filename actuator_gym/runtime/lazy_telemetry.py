@@ -1,6 +1,6 @@
 """``info["actuator"]`` computed on first access: :class:`StepSnapshot` (one control step's raw
 numbers, copied once) and :class:`LazyTelemetry` (the read-only ``dict`` that derives the
-:data:`~actuator_gym.substep.TELEMETRY` values from it when first read).
+:data:`~actuator_gym.runtime.substep.TELEMETRY` values from it when first read).
 
 Why: a wrapped Gymnasium env pays per control step for every telemetry array it hands out, read or
 not (docs/wrapper.md, "Telemetry"); with these it pays for one copy of the raw rows, and the
@@ -18,7 +18,7 @@ __all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts", "power_terms"]
 
 def power_terms(rows: np.ndarray, substeps: int, physics_dt: float, mean: bool = True):
     """``(power, mean_power, energy)`` of a control step from its mechanical power rows [W], the one
-    reduction every telemetry path uses (:meth:`~actuator_gym.substep.StepTelemetry.reduce`,
+    reduction every telemetry path uses (:meth:`~actuator_gym.runtime.substep.StepTelemetry.reduce`,
     :class:`StepSnapshot`, :func:`stacked_efforts`).
 
     ``rows``: numpy ``(k, ...)``, ``k == substeps`` (one row per substep: the explicit path) or
@@ -46,12 +46,12 @@ def power_terms(rows: np.ndarray, substeps: int, physics_dt: float, mean: bool =
 
 class StepSnapshot:
     """The raw numbers of one env's control step, copied once
-    (:meth:`~actuator_gym.substep.StepTelemetry.snapshot`):
+    (:meth:`~actuator_gym.runtime.substep.StepTelemetry.snapshot`):
     one fresh float64 array ``[computed (J), applied (J), qd (J) | substep power rows (s * J),
     extra keys (J each)]`` that nothing writes afterwards (except, once, a ``derive`` filling the
     commanded row from raw rows kept after the extras), so every value derived from it is the
     value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
-    need, :meth:`values` the whole :data:`~actuator_gym.substep.TELEMETRY` dict (``info["actuator"]``)."""
+    need, :meth:`values` the whole :data:`~actuator_gym.runtime.substep.TELEMETRY` dict (``info["actuator"]``)."""
 
     __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "layout", "_efforts", "_derive")
 
@@ -91,8 +91,8 @@ class StepSnapshot:
         return b[2 * J:(2 + s) * J].reshape(s, J)
 
     def values(self) -> dict[str, np.ndarray]:
-        """The step's :data:`~actuator_gym.substep.TELEMETRY` (effort keys and the ``extra`` ones)
-        as :meth:`~actuator_gym.substep.StepTelemetry.finish` computes them (the same operations)."""
+        """The step's :data:`~actuator_gym.runtime.substep.TELEMETRY` (effort keys and the ``extra`` ones)
+        as :meth:`~actuator_gym.runtime.substep.StepTelemetry.finish` computes them (the same operations)."""
         self._head()
         b, J, s = self.buf, self.J, self.substeps
         power, mean, energy = power_terms(self._power_rows(), s, self.physics_dt)  # (energy: as efforts())
@@ -118,7 +118,7 @@ class LazyTelemetry(dict):
     ``len``, ``in``, ``dict(...)``, ``==``, ``repr``, pickling or copying. Until then a step costs
     only the copy. The values are those of the step that produced the mapping whenever they are
     read (later steps write other snapshots), with the keys, shapes and dtypes of
-    :data:`~actuator_gym.substep.TELEMETRY`. Writing into it is a ``TypeError``;
+    :data:`~actuator_gym.runtime.substep.TELEMETRY`. Writing into it is a ``TypeError``;
     ``dict(info["actuator"])`` is a plain, writable copy. ``LazyTelemetry(values=...)`` wraps values already computed (the eager paths:
     rotor groups, motor telemetry)."""
 

@@ -1,7 +1,7 @@
 """The quadruped's observation, reward terms and foot bookkeeping: pure numpy functions, batch-first.
 
-Split from :mod:`actuator_gym.envs.quadruped` (which re-exports every public name). Everything here
-takes arrays and returns arrays; the task (:class:`~actuator_gym.envs.quadruped.QuadrupedTask`)
+Split from :mod:`actuator_gym.tasks.quadruped` (which re-exports every public name). Everything here
+takes arrays and returns arrays; the task (:class:`~actuator_gym.tasks.quadruped.QuadrupedTask`)
 gathers the state from its backend and calls them, so each term can be checked by hand.
 
 Foot state comes from the physics through body poses only (``xpos`` / ``xmat`` of the calves, which
@@ -62,7 +62,7 @@ def quadruped_observation(
     base_quat, base_lin_vel_world, base_ang_vel_body, joint_pos, joint_vel, default_pos, last_action, command,
     scales: QuadrupedObsScales | None = None,
 ) -> np.ndarray:
-    """The 48-float observation (layout in :mod:`actuator_gym.envs.quadruped`), ``(N, 48)`` float32.
+    """The 48-float observation (layout in :mod:`actuator_gym.tasks.quadruped`), ``(N, 48)`` float32.
 
     ``base_lin_vel_world`` (N, 3) [m/s] is rotated into the body frame; ``base_ang_vel_body`` (N, 3)
     [rad/s] is already in the body frame (MuJoCo's free-joint angular velocity is). Each quantity is
@@ -104,7 +104,7 @@ def quadruped_mirror(joint_names, action_joints) -> "MirrorSpec":
     axis y) do not. ``joint_names``: the observed joints
     in model order; ``action_joints``: the actions' joints (each set must hold every joint's mirror).
     """
-    from .symmetry import MirrorSpec, joint_mirror
+    from ..envs.symmetry import MirrorSpec, joint_mirror
 
     j_idx, j_sign = joint_mirror(joint_names, LEFT_RIGHT_SWAP, ("_hip_joint",))
     a_idx, a_sign = joint_mirror(action_joints, LEFT_RIGHT_SWAP, ("_hip_joint",))

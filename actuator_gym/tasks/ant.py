@@ -13,7 +13,7 @@ Action (8, in ``[-1, 1]``): a motor torque command, ``target_effort = 150 N·m *
 (``action_mode="effort"``, normalized: ``action_scale`` = the actuators' ``actuator_effort_limit``,
 150 N·m = Ant's ``gear`` x ``ctrlrange``; ``action_offset`` = 0; both reported in
 ``info["action_scale"]`` / ``info["action_offset"]``). The map is the wrapper's
-(:class:`~actuator_gym.actions.ActionMap`), so another ``action_mode`` takes that mode's defaults:
+(:class:`~actuator_gym.runtime.actions.ActionMap`), so another ``action_mode`` takes that mode's defaults:
 ``action_mode="position"`` maps ``[-1, 1]`` onto each hinge's range, as ``ActuatorWrapper`` does on
 Ant-v5. **Order: the model's joint order**
 ``hip_1, ankle_1, hip_2, ankle_2, hip_3, ankle_3, hip_4, ankle_4`` -- Ant-v5's action follows the XML
@@ -59,8 +59,8 @@ from gymnasium.vector import VectorEnv
 
 from .._checks import check_bool, check_interval
 from ..actuators.models import DCMotorCfg
-from .task import BatchedTask, TaskCfg
-from .task_cfg import check_real_fields
+from ..envs.task import BatchedTask, TaskCfg
+from ..envs.task_cfg import check_real_fields
 
 __all__ = ["AntCfg", "AntTask", "ant_dc_motor_cfg", "gymnasium_ant_xml_path", "ANT_JOINT_NAMES", "ANT_V5_ACTION_ORDER"]
 

@@ -2,7 +2,7 @@
 
 Any numeric parameter of any actuator model may be given as a distribution instead of a value.
 Its value is then drawn again for an env every time that env is reset (and once at construction),
-from that env's own random stream (:mod:`actuator_gym.streams`: env ``i`` of a model seeded ``s``
+from that env's own random stream (:mod:`actuator_gym.randomization.streams`: env ``i`` of a model seeded ``s``
 draws exactly what a one-env model seeded ``s + i`` draws). Each draw starts from the **nominal**
 value, so repeated resets never accumulate.
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._checks import check_bool, check_real
+from .._checks import check_bool, check_real
 from .streams import EnvRandom
 
 __all__ = [
@@ -114,11 +114,11 @@ class Distribution:
 
     def sample(self, nominal: torch.Tensor, rng: EnvRandom) -> torch.Tensor:
         """Values in force for a block of nominal values ``(n, num_joints)`` (float64, CPU), row ``j``
-        drawn from env ``rng.env_ids[j]``'s stream (``rng``: :meth:`~actuator_gym.streams.EnvStreams.for_envs`)."""
+        drawn from env ``rng.env_ids[j]``'s stream (``rng``: :meth:`~actuator_gym.randomization.streams.EnvStreams.for_envs`)."""
         n, j = nominal.shape
         if not isinstance(rng, EnvRandom) or len(rng) != n:
             raise TypeError(
-                f"{type(self).__name__}.sample: rng must be an actuator_gym.streams.EnvRandom over the block's {n} envs, "
+                f"{type(self).__name__}.sample: rng must be an actuator_gym.randomization.streams.EnvRandom over the block's {n} envs, "
                 f"got {type(rng).__name__}"
             )
         shape = (n, j) if self.per_joint else (n, 1)

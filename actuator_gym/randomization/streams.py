@@ -40,7 +40,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._checks import SEED_LIMIT, is_int, type_name
+from .._checks import SEED_LIMIT, is_int, type_name
 
 __all__ = ["EnvStreams", "EnvRandom", "env_seeds", "derive_seeds"]
 

@@ -1,7 +1,7 @@
 """Per-episode actuator statistics: one record per finished episode, per actuator group.
 
-:class:`EpisodeStats` accumulates the per-control-step telemetry (:data:`~actuator_gym.substep.TELEMETRY`,
-:data:`~actuator_gym.rotors.ROTOR_TELEMETRY`) of every env over its episode, vectorized over envs
+:class:`EpisodeStats` accumulates the per-control-step telemetry (:data:`~actuator_gym.runtime.substep.TELEMETRY`,
+:data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`) of every env over its episode, vectorized over envs
 (one numpy pass per group and control step; no loop over envs), and hands out the finished
 episodes' statistics. Every consumer uses it the same way: the batched task
 (:class:`~actuator_gym.envs.task.BatchedTask`, hence :class:`~actuator_gym.envs.task_env.TaskEnv`) and
@@ -136,7 +136,7 @@ class EpisodeStats:
     @classmethod
     def of(cls, num_envs: int, joints: Any = None, rotors: Any = None, joint_columns: Any = None) -> "EpisodeStats":
         """The statistics of a model's groups: ``joints`` an :class:`~actuator_gym.ActuatorCollection`
-        (its groups, then :data:`ALL_JOINTS`), ``rotors`` :class:`~actuator_gym.rotors.RotorGroups`.
+        (its groups, then :data:`ALL_JOINTS`), ``rotors`` :class:`~actuator_gym.runtime.rotors.RotorGroups`.
 
         ``joint_columns[j]`` is the collection's joint index of telemetry column ``j`` (the wrapper
         reports a subset of the collection's joints, in action order); None: the telemetry's columns
@@ -208,9 +208,9 @@ class EpisodeStats:
 
     def defer(self, snapshot: StepSnapshot) -> None:
         """One control step of a single env's joint groups as its raw
-        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (the wrapper's hot path, where
+        :class:`~actuator_gym.runtime.lazy_telemetry.StepSnapshot` (the wrapper's hot path, where
         ``info["actuator"]`` is computed on first access only): kept, and reduced with the others
-        kept in one vectorized pass (:func:`~actuator_gym.lazy_telemetry.stacked_efforts`) when
+        kept in one vectorized pass (:func:`~actuator_gym.runtime.lazy_telemetry.stacked_efforts`) when
         256 are pending or anything reads the statistics (a reset drops them). The record is
         what :meth:`update` with each step's telemetry gives (sums in another order: equal to
         round-off)."""

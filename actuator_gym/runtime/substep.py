@@ -12,11 +12,11 @@ each of the ``S`` physics substeps of a control step::
     telemetry.record(k, applied, qd)
     physics.step(1, derived)                                  # one substep
 
-How a control step runs is the engine's execution strategy (:mod:`actuator_gym.rig.execution`:
+How a control step runs is the engine's execution strategy (:mod:`actuator_gym.runtime.execution`:
 ``Explicit``, ``Captured``, ``Native``, ``Mixed``), chosen once when the engine is built from what it
 is given (``native=``, ``capture=``). A consumer calls :meth:`SubstepEngine.advance`, or, when its env
 runs the substeps itself (the wrapper's Gymnasium env), :meth:`SubstepEngine.install` once; it never
-asks which strategy runs. Telemetry: :data:`~actuator_gym.rig.telemetry.TELEMETRY`, one meaning for
+asks which strategy runs. Telemetry: :data:`~actuator_gym.runtime.telemetry.TELEMETRY`, one meaning for
 the wrapper, the single task env and the vector env.
 """
 
@@ -26,7 +26,7 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..lazy_telemetry import LazyTelemetry, StepSnapshot
+from .lazy_telemetry import LazyTelemetry, StepSnapshot
 from .device import TorchJointState, graph_capturable
 from .execution import strategy_for
 from .telemetry import TELEMETRY, StepTelemetry
@@ -64,7 +64,7 @@ class SubstepParticipant(Protocol):
     Optional members, used when present: ``begin()`` (the engine's :meth:`SubstepEngine.begin`
     calls it: a control step starts), ``telemetry() -> {key: (num_envs, ...) array}`` (merged into
     :meth:`SubstepEngine.telemetry`: the participant's ``info["actuator"]`` keys, e.g.
-    :data:`actuator_gym.rotors.ROTOR_TELEMETRY`), ``resize(num_substeps)`` and ``needs_derived``
+    :data:`actuator_gym.runtime.rotors.ROTOR_TELEMETRY`), ``resize(num_substeps)`` and ``needs_derived``
     (True: it reads derived fields, e.g. body orientations, at every substep).
     """
 
@@ -73,7 +73,7 @@ class SubstepParticipant(Protocol):
 
 class NativeGroups(Protocol):
     """Joint groups compiled into the physics engine's own actuators (native execution; the
-    :class:`~actuator_gym.rig.native.NativeSide`'s ``actuators``)."""
+    :class:`~actuator_gym.backends.native_side.NativeSide`'s ``actuators``)."""
 
     def write_commands(self, pos: Any, vel: Any, eff: Any) -> None:
         """The control step's targets ``(num_envs, num_joints)`` (collection order) into the engine's controls."""
@@ -115,9 +115,9 @@ class SubstepEngine:
             actuator part from a CUDA graph where the collection allows it (:func:`graph_capturable`)
             and the state lives on a CUDA device.
         native: the groups compiled into the engine's own actuators
-            (:class:`~actuator_gym.rig.native.NativeSide`; numpy state, no participants).
+            (:class:`~actuator_gym.backends.native_side.NativeSide`; numpy state, no participants).
 
-    :attr:`strategy` is the execution strategy chosen from these (:mod:`actuator_gym.rig.execution`).
+    :attr:`strategy` is the execution strategy chosen from these (:mod:`actuator_gym.runtime.execution`).
     ``begin()`` / ``telemetry()`` bracket a control step; :meth:`advance` runs one.
     """
 
@@ -151,7 +151,7 @@ class SubstepEngine:
             """The collection's applied / computed efforts and output command (numpy views on the host)."""
             self.telemetry_rows = StepTelemetry(applied, num_substeps, self.dt)
         self.strategy = strategy_for(self, capture, native)
-        """The execution strategy (:mod:`actuator_gym.rig.execution`), chosen once."""
+        """The execution strategy (:mod:`actuator_gym.runtime.execution`), chosen once."""
 
     # -- one control step ------------------------------------------------------------------------
     def begin(self) -> None:
@@ -239,7 +239,7 @@ class SubstepEngine:
     def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...] = (),
                  extra: Sequence[np.ndarray] = ()) -> StepSnapshot:
         """The control step just run, one env's joints ``cols = (env, joint_ids)``, as a
-        :class:`~actuator_gym.lazy_telemetry.StepSnapshot` (numpy joint groups; the raw rows copied
+        :class:`~actuator_gym.runtime.lazy_telemetry.StepSnapshot` (numpy joint groups; the raw rows copied
         once, the :data:`TELEMETRY` values derived from it on demand: the same numbers as
         :meth:`telemetry`); ``extra`` arrays appended under ``extra_keys``."""
         return self.strategy.snapshot(cols, extra_keys, extra)
@@ -248,7 +248,7 @@ class SubstepEngine:
         """The :data:`TELEMETRY` effort keys of the control step just run (fresh host arrays, one
         env's joints ``cols = (env, joint_ids)`` only when given; the consumer adds ``joint_pos`` /
         ``joint_vel`` after the step; none without joint groups), plus the participants' keys
-        (rotor groups: :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`)."""
+        (rotor groups: :data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`)."""
         self.strategy.settle()
         out = {} if self.collection is None else self.telemetry_rows.finish(self.computed, self.applied, cols)
         for tel in self.participant_telemetry:

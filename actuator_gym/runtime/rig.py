@@ -1,12 +1,12 @@
 """``ActuatorRig``: the actuated pipeline between a policy's actions and the physics, built once
 from (joint and rotor groups, the joint state, an :class:`ActionSpec`). It owns the groups
-(:class:`~actuator_gym.groups.ActuatorGroups`), the one :class:`~actuator_gym.actions.ActionMap`,
+(:class:`~actuator_gym.runtime.groups.ActuatorGroups`), the one :class:`~actuator_gym.runtime.actions.ActionMap`,
 the substep engine with its execution strategy, the episode statistics and the one rule for when
 ``info["actuator"]["parameters"]`` is shown (:meth:`ActuatorRig.shown`: at a reset and after
 :meth:`ActuatorRig.set_parameter`). Both front doors hold one: ``ActuatorWrapper`` (Gymnasium glue
 around a rig of one env, the engine installed as the env's substep hook) and ``BatchedTask``
 (resets, autoreset and ``info`` around a rig of ``num_envs``: :meth:`ActuatorRig.advance`). What
-differs stays with the doors: the joints and backend, the native side's compile (:mod:`.native`),
+differs stays with the doors: the joints and backend, the native side's compile (:mod:`actuator_gym.backends.native_side`),
 and the format of ``info``.
 """
 
@@ -18,9 +18,9 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..actions import ActionMap
-from ..episode_stats import EpisodeStats
-from ..groups import ActuatorGroups
+from .actions import ActionMap
+from .episode_stats import EpisodeStats
+from .groups import ActuatorGroups
 from .substep import SubstepEngine
 
 __all__ = ["ActionSpec", "ActuatorRig", "check_mass_matrix"]
@@ -28,11 +28,11 @@ __all__ = ["ActionSpec", "ActuatorRig", "check_mass_matrix"]
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """What the policy's actions mean (the :class:`~actuator_gym.actions.ActionMap`'s arguments).
+    """What the policy's actions mean (the :class:`~actuator_gym.runtime.actions.ActionMap`'s arguments).
 
     ``joints``: a backend's static joint info (None: rotor groups only); ``cols``: the action joints'
     columns, in action order; ``peaks``: the effort default scale per action joint
-    (:func:`~actuator_gym.actions.motor_peaks`); the rest as :class:`~actuator_gym.actions.ActionMap`
+    (:func:`~actuator_gym.runtime.actions.motor_peaks`); the rest as :class:`~actuator_gym.runtime.actions.ActionMap`
     takes them."""
 
     mode: str = "position"
@@ -50,11 +50,11 @@ class ActuatorRig:
 
     Args:
         collection: the joint groups (:class:`~actuator_gym.ActuatorCollection`) or None.
-        rotors: the rotor groups (:class:`~actuator_gym.rotors.RotorGroups`) or None.
-        state: the joint state the engine reads and writes (:class:`~actuator_gym.rig.substep.JointState`).
+        rotors: the rotor groups (:class:`~actuator_gym.runtime.rotors.RotorGroups`) or None.
+        state: the joint state the engine reads and writes (:class:`~actuator_gym.runtime.substep.JointState`).
         actions: the :class:`ActionSpec`.
         physics_dt: the physics step [s]; num_substeps: substeps per control step.
-        native: the native side (:class:`~actuator_gym.rig.native.NativeSide`) or None.
+        native: the native side (:class:`~actuator_gym.backends.native_side.NativeSide`) or None.
         participants: further substep participants (run before the rotor groups).
         capture: the engine's CUDA-graph capture option (None: none).
         env: the one env row the actions write (the wrapper: 0); None: every env's row.
@@ -74,20 +74,20 @@ class ActuatorRig:
         a = actions
         self.action_map = ActionMap(a.mode, a.joints, a.cols, collection, peaks=a.peaks, normalize=a.normalize,
                                     scale=a.scale, offset=a.offset, bounds=a.bounds, rotors=rotors, owner=owner)
-        """The one action map (:class:`~actuator_gym.actions.ActionMap`)."""
+        """The one action map (:class:`~actuator_gym.runtime.actions.ActionMap`)."""
         self.action_map.bind(None if collection is None else collection.target_command, env=env)
         self.engine = SubstepEngine(collection, state, physics_dt, num_substeps, native=native, capture=capture,
                                     participants=list(participants) + ([rotors] if rotors is not None else []))
-        """The substep engine and its execution strategy (:mod:`actuator_gym.rig.substep`)."""
+        """The substep engine and its execution strategy (:mod:`actuator_gym.runtime.substep`)."""
         self.episode_stats = EpisodeStats.of(self.num_envs, collection, rotors, stats_columns)
-        """The running episodes' actuator statistics (:mod:`actuator_gym.episode_stats`)."""
+        """The running episodes' actuator statistics (:mod:`actuator_gym.runtime.episode_stats`)."""
         self.randomized = self.groups.randomized()
         """Groups with a randomized parameter (what a reset re-draws)."""
         self.parameters_changed = np.zeros(self.num_envs, dtype=bool)
         """Envs whose parameters :meth:`set_parameter` changed since the last :meth:`shown`."""
         self.telemetry: dict[str, np.ndarray] | None = None
         """The last control step's telemetry ``{key: (num_envs, ...)}`` (joints:
-        :data:`~actuator_gym.rig.telemetry.TELEMETRY`; rotors: :data:`~actuator_gym.rotors.ROTOR_TELEMETRY`),
+        :data:`~actuator_gym.runtime.telemetry.TELEMETRY`; rotors: :data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`),
         written by :meth:`advance` (the batched tasks; the wrapper reads the engine's step per env
         instead, on demand); None until :meth:`keep_telemetry`."""
 

@@ -33,8 +33,8 @@ from gymnasium.vector import VectorEnv
 
 from .._checks import check_interval
 from ..actuators.models import IdealPDActuatorCfg
-from .task import BatchedTask, TaskCfg
-from .task_cfg import check_real_fields
+from ..envs.task import BatchedTask, TaskCfg
+from ..envs.task_cfg import check_real_fields
 
 __all__ = ["PendulumCfg", "PendulumTask", "pendulum_mjcf", "HOLDING_TORQUE"]
 

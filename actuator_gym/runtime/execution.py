@@ -16,8 +16,8 @@ drives the substeps itself, the wrapped Gymnasium env, installs the engine once 
 ============ ===================================================================================
 
 The physics a strategy advances offers ``step(nstep, derived)`` and (native strategies)
-``refresh_derived()``: every batched backend, :class:`~actuator_gym.rig.device.TorchJointState`,
-:class:`~actuator_gym.rig.native.OneWorld` (one ``MjData``).
+``refresh_derived()``: every batched backend, :class:`~actuator_gym.runtime.device.TorchJointState`,
+:class:`~actuator_gym.backends.native_side.OneWorld` (one ``MjData``).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ class Captured(Explicit):
 
 class Native(Execution):
     """Every joint group compiled into the physics engine's own actuators (``side``: the
-    :class:`~actuator_gym.rig.native.NativeSide`). No Python runs per substep: ``power`` is exact
+    :class:`~actuator_gym.backends.native_side.NativeSide`). No Python runs per substep: ``power`` is exact
     (the last substep's ``actuator_force * actuator_velocity``), ``mean_power`` and ``energy`` hold it
     over the control step (``energy = |power| * S * physics_dt``)."""
 

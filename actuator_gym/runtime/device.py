@@ -1,6 +1,6 @@
 """The joint state and physics on a device (MuJoCo-Warp, Newton): :class:`TorchJointState`, and what
 of a collection can be replayed from a CUDA graph (:func:`graph_capturable`), for the captured
-execution strategy (:class:`~actuator_gym.rig.execution.Captured`)."""
+execution strategy (:class:`~actuator_gym.runtime.execution.Captured`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["TorchJointState", "graph_capturable"]
 
 
 class TorchJointState:
-    """:class:`~actuator_gym.rig.substep.JointState` over a device backend's torch views
+    """:class:`~actuator_gym.runtime.substep.JointState` over a device backend's torch views
     (``torch_joint_pos`` / ``torch_joint_vel`` / ``torch_set_joint_effort``), copied into fixed
     buffers so that the actuator part can be replayed from a CUDA graph; also the physics the
     engine advances (``step(nstep, derived)``: the backend's, its substep replayed from a Warp graph

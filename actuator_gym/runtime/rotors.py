@@ -5,8 +5,8 @@ to joints: a :class:`~actuator_gym.actuators.thruster.ThrusterCfg` bound to name
 and a batch of envs. :class:`RotorGroup` holds the :class:`~actuator_gym.actuators.thruster.Thruster`
 (the rotor dynamics), the thrust commands ``(num_envs, num_rotors)`` [N] and a **writer** that
 delivers the thrusts to the physics at every substep. :class:`RotorGroups` holds every rotor group
-of a model; it is a :class:`~actuator_gym.substep.SubstepParticipant` of the
-:class:`~actuator_gym.substep.SubstepEngine`, so the rotors run in the same substep loop as the
+of a model; it is a :class:`~actuator_gym.runtime.substep.SubstepParticipant` of the
+:class:`~actuator_gym.runtime.substep.SubstepEngine`, so the rotors run in the same substep loop as the
 joints (after the joint groups wrote their efforts, before the physics advances)::
 
     for each substep k:
@@ -45,10 +45,10 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 import numpy as np
 import torch
 
-from .actuators.batch import as_env_ids
-from .actuators.thruster import Thruster, ThrusterCfg
-from .streams import derive_seeds, env_seeds
-from .rig.telemetry import StepTelemetry
+from ..actuators.batch import as_env_ids
+from ..actuators.thruster import Thruster, ThrusterCfg
+from ..randomization.streams import derive_seeds, env_seeds
+from .telemetry import StepTelemetry
 
 __all__ = [
     "ROTOR_TELEMETRY",
@@ -242,7 +242,7 @@ class BodyForceWriter:
 
 # -- groups ------------------------------------------------------------------------------------------
 ROTOR_STREAM_TAG = 0x7407
-"""Tag of the rotor groups' streams (:func:`~actuator_gym.streams.derive_seeds`), apart from the joint groups'."""
+"""Tag of the rotor groups' streams (:func:`~actuator_gym.randomization.streams.derive_seeds`), apart from the joint groups'."""
 
 
 def rotor_group_seeds(seed: Any, n: int, num_envs: int = 1) -> list[np.ndarray]:
@@ -304,7 +304,7 @@ class RotorGroup:
 
 class RotorGroups(Mapping):
     """Every rotor group of a model: a read-only mapping ``group name -> Thruster`` and the engine
-    participant that runs them at every substep (:class:`~actuator_gym.substep.SubstepParticipant`).
+    participant that runs them at every substep (:class:`~actuator_gym.runtime.substep.SubstepParticipant`).
 
     Args:
         groups: the :class:`RotorGroup` s (names unique; rotors claimed by one group each).

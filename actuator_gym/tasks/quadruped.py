@@ -17,7 +17,7 @@ same targets; the action-rate weight was rescaled with it, -0.01 / 0.25² = -0.1
 ``info["action_scale"]`` / ``info["action_offset"]`` report both at every reset.
 
 Observation (48 floats, ``(num_envs, 48)`` in the vector env), scaled as legged_gym does
-(:class:`~actuator_gym.envs.quadruped_terms.QuadrupedObsScales`, field ``obs_scales``)::
+(:class:`~actuator_gym.tasks.quadruped_terms.QuadrupedObsScales`, field ``obs_scales``)::
 
     [ 0: 3]  base linear velocity, body frame          x 2.0  [per m/s]
     [ 3: 6]  base angular velocity, body frame         x 0.25 [per rad/s]
@@ -34,7 +34,7 @@ drawn within an episode is reached linearly over that time (``task.commands`` is
 force, which the observation shows and the reward tracks; ``task.command_target`` the drawn one).
 All draws come from the env's own stream (env ``i`` of a batch equals a single env seeded ``s + i``).
 
-Feet (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`, ``task.feet``): the foot centres from
+Feet (:class:`~actuator_gym.tasks.quadruped_terms.FootTracker`, ``task.feet``): the foot centres from
 the calves' poses (the ``*_foot`` sites), contact when a foot centre is below ``contact_height``
 (2.5 cm) above the floor, air time, touchdowns, planar foot speed, and the planar speed of each
 foot's contact point (``slip_speed``: the sphere's material point on the floor, followed with the
@@ -42,7 +42,7 @@ calf's rotation, so rolling is not counted as slip); ``info["foot_contact"]``
 ``(num_envs, 4)`` in :data:`LEG_NAMES` order.
 
 Reward (per policy step, weights per second times ``dt_policy``;
-:class:`~actuator_gym.envs.quadruped_terms.QuadrupedRewardCfg`): exp-kernel tracking of the
+:class:`~actuator_gym.tasks.quadruped_terms.QuadrupedRewardCfg`): exp-kernel tracking of the
 commanded planar velocity and yaw rate; penalties on vertical velocity, roll/pitch rates, tilt,
 trunk height off its standing value (off by default), action rate, the actuators' mechanical power
 ``sum |applied_effort * joint_vel|`` (actuator telemetry, averaged over the substeps), squared
@@ -102,8 +102,8 @@ from .quadruped_terms import (
     quadruped_observation,
     quadruped_reward,
 )
-from .task import BatchedTask, TaskCfg
-from .task_cfg import check_nested_cfg, check_real_fields
+from ..envs.task import BatchedTask, TaskCfg
+from ..envs.task_cfg import check_nested_cfg, check_real_fields
 
 __all__ = [
     "go1_dc_motor_cfg",
@@ -148,7 +148,7 @@ def _lowest_corner(pos: np.ndarray, rot: np.ndarray, half_size) -> np.ndarray:
 
 def sample_velocity_command(rng: Any, n: int, ranges) -> np.ndarray:
     """``(n, 3)`` commands (vx [m/s], vy [m/s], yaw rate [rad/s]) uniform in ``ranges`` (3 (low, high) pairs);
-    ``rng``: the task's :class:`~actuator_gym.streams.EnvRandom` for ``n`` envs (or an ``np.random.Generator``)."""
+    ``rng``: the task's :class:`~actuator_gym.randomization.streams.EnvRandom` for ``n`` envs (or an ``np.random.Generator``)."""
     r = np.asarray(ranges, dtype=np.float64).reshape(3, 2)
     return rng.uniform(r[:, 0], r[:, 1], size=(n, 3))
 
@@ -342,7 +342,7 @@ class QuadrupedTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's 
         self.foot_names = LEG_NAMES
         """Names of the feet in ``feet``' order."""
         self.feet = FootTracker(n, len(LEG_NAMES), self.cfg.contact_height, self.cfg.geometry.foot_radius)
-        """Foot contact and air-time bookkeeping (:class:`~actuator_gym.envs.quadruped_terms.FootTracker`)."""
+        """Foot contact and air-time bookkeeping (:class:`~actuator_gym.tasks.quadruped_terms.FootTracker`)."""
         self._feet_fresh = np.ones(n, dtype=bool)  # reset since the last foot update: re-measure
         self._last_joint_vel = np.zeros((n, len(self.joint_names)))
         self._joint_range = np.asarray(self.backend.joints.range, dtype=np.float64).reshape(-1, 2)  # (J, 2) [rad]
@@ -469,7 +469,7 @@ class QuadrupedTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's 
 
     def mirror_spec(self):
         """The left-right reflection of observations and actions
-        (:func:`~actuator_gym.envs.quadruped_terms.quadruped_mirror`); None for a user-supplied model
+        (:func:`~actuator_gym.tasks.quadruped_terms.quadruped_mirror`); None for a user-supplied model
         (``mjcf``), whose symmetry is not known."""
         return None if self.cfg.mjcf else quadruped_mirror(self.joint_names, self.cfg.action_joints)
 

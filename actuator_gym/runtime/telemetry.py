@@ -1,6 +1,6 @@
 """One control step's telemetry: :data:`TELEMETRY` (the meaning of every ``info["actuator"]`` key of
 the joint groups, defined once) and :class:`StepTelemetry` (the power rows every execution strategy
-records, reduced or snapshotted once per control step: :mod:`actuator_gym.rig.execution`).
+records, reduced or snapshotted once per control step: :mod:`actuator_gym.runtime.execution`).
 
 The instantaneous keys are those of the **last** substep of the control step, ``energy`` and
 ``mean_power`` cover **all** its substeps; the wrapper, the single task env and the vector env
@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ..lazy_telemetry import StepSnapshot, power_terms
+from .lazy_telemetry import StepSnapshot, power_terms
 
 __all__ = ["TELEMETRY", "StepTelemetry"]
 

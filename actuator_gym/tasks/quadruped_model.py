@@ -1,6 +1,6 @@
 """The quadruped's model: joint names, default pose, geometry and the generated MJCF.
 
-Split from :mod:`actuator_gym.envs.quadruped` (which re-exports every public name); the model is
+Split from :mod:`actuator_gym.tasks.quadruped` (which re-exports every public name); the model is
 described in that module's docstring.
 """
 

@@ -8,7 +8,7 @@
     groups["legs"], groups["rotors"]   # the Actuator / the Thruster of a group
 
 Joint groups are an :class:`~actuator_gym.ActuatorCollection` over the model's 1-DOF joints; rotor
-groups are :class:`~actuator_gym.rotors.RotorGroups` (``ThrusterCfg`` groups). :func:`split_groups`
+groups are :class:`~actuator_gym.runtime.rotors.RotorGroups` (``ThrusterCfg`` groups). :func:`split_groups`
 tells a ``{group: config}`` mapping apart into the two kinds.
 """
 
@@ -19,9 +19,9 @@ from typing import Any, Iterator
 
 import torch
 
-from ._checks import UnknownNameError
-from .actuators.thruster import ThrusterCfg
-from .streams import env_seeds
+from .._checks import UnknownNameError
+from ..actuators.thruster import ThrusterCfg
+from ..randomization.streams import env_seeds
 
 __all__ = ["ActuatorGroups", "split_groups"]
 
@@ -39,7 +39,7 @@ class ActuatorGroups(Mapping):
 
     Args:
         joints: the joint groups (an :class:`~actuator_gym.ActuatorCollection`) or None.
-        rotors: the rotor groups (:class:`~actuator_gym.rotors.RotorGroups`) or None.
+        rotors: the rotor groups (:class:`~actuator_gym.runtime.rotors.RotorGroups`) or None.
     """
 
     def __init__(self, joints: Any = None, rotors: Any = None):
@@ -51,7 +51,7 @@ class ActuatorGroups(Mapping):
         self.joints = joints
         """The joint groups (:class:`~actuator_gym.ActuatorCollection`), or None."""
         self.rotors = rotors
-        """The rotor groups (:class:`~actuator_gym.rotors.RotorGroups`), or None."""
+        """The rotor groups (:class:`~actuator_gym.runtime.rotors.RotorGroups`), or None."""
         self.num_envs = (joints if joints is not None else rotors).num_envs
 
     def _kinds(self) -> list[Any]:

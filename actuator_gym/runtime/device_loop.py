@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..rig.substep import SubstepEngine, TorchJointState, graph_capturable
+from .substep import SubstepEngine, TorchJointState, graph_capturable
 
 __all__ = ["DeviceLoop", "graph_capturable"]
 
 
 class DeviceLoop:
     """The substep loop ``actuators -> effort -> physics`` run entirely on the backend's device:
-    the substep engine (:class:`~actuator_gym.rig.substep.SubstepEngine`, its captured strategy) over
-    the backend's torch views (:class:`~actuator_gym.rig.device.TorchJointState`), advanced by ``backend.step``.
+    the substep engine (:class:`~actuator_gym.runtime.substep.SubstepEngine`, its captured strategy) over
+    the backend's torch views (:class:`~actuator_gym.runtime.device.TorchJointState`), advanced by ``backend.step``.
 
     ``DeviceLoop(backend, collection).run(decimation)`` runs ``decimation`` substeps: each reads
     the joint state through torch views of the engine's arrays, computes every actuator group in
@@ -56,5 +56,5 @@ class DeviceLoop:
         self.captured = {"physics": bool(getattr(self.backend, "graph_captured", False)), "actuators": engine.captured}
 
     def telemetry(self) -> dict:
-        """The effort telemetry of the last :meth:`run` (:data:`~actuator_gym.rig.telemetry.TELEMETRY`)."""
+        """The effort telemetry of the last :meth:`run` (:data:`~actuator_gym.runtime.telemetry.TELEMETRY`)."""
         return self.engine.telemetry()

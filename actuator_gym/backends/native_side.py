@@ -19,9 +19,9 @@ then runs in worlds that offer ``model_field`` / ``field`` / ``output``:
 
 Either way each env's values in force are written into its world's model fields at every reset and
 parameter change, each reset env's delay history is filled with its first command, and the substep
-engine runs a control step as one physics call (:class:`~actuator_gym.rig.execution.Native`) or, where
+engine runs a control step as one physics call (:class:`~actuator_gym.runtime.execution.Native`) or, where
 ``"auto"`` runs some groups explicitly beside them (a mix: ``execution == "mixed"``), one physics
-substep per call (:class:`~actuator_gym.rig.execution.Mixed`).
+substep per call (:class:`~actuator_gym.runtime.execution.Mixed`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any, Callable, Sequence
 import mujoco
 import numpy as np
 
-from ..backends.mujoco import MujocoBackend, joint_info
-from ..backends.mujoco_native import (EXECUTIONS, NativeActuators, copy_model_values, native_only_fields, native_plan,
+from .mujoco import MujocoBackend, joint_info
+from .mujoco_native import (EXECUTIONS, NativeActuators, copy_model_values, native_only_fields, native_plan,
                                       refuse_native_only)
 
 __all__ = ["NativeSide", "OneWorld", "resolve_execution", "group_execution", "NATIVE_BACKENDS"]

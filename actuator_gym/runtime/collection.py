@@ -11,7 +11,7 @@ Joints in no group are passive: zero effort, reported once as a warning.
 
 Seeding: env ``i`` of a collection (or of any model) built with ``num_envs=N, seed=s`` draws its
 randomized parameters and delays exactly as a ``num_envs=1`` one seeded ``s + i``
-(:mod:`actuator_gym.streams`).
+(:mod:`actuator_gym.randomization.streams`).
 
 *Stable-PD* groups (``effort_mode="implicit"``, and every ``ImplicitActuatorCfg``:
 :attr:`ActuatorCollection.stable_pd_groups`) solve their drive at the predicted state and need the
@@ -27,8 +27,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
-from ._array import ops_for
-from ._checks import (
+from .._array import ops_for
+from .._checks import (
     UnknownNameError,
     check_bool,
     check_device,
@@ -39,9 +39,9 @@ from ._checks import (
     env_index,
     real_array,
 )
-from .actuators.actuator import Actuator, as_env_ids
-from .actuators.params import match_names
-from .streams import derive_seeds, env_seeds
+from ..actuators.actuator import Actuator, as_env_ids
+from ..actuators.params import match_names
+from ..randomization.streams import derive_seeds, env_seeds
 
 __all__ = ["ActuatorCollection", "CommandBuffer", "OutputCommand"]
 
@@ -167,7 +167,7 @@ class ActuatorCollection(Mapping):
         seed: None (fresh entropy), an int ``s`` (env ``i`` gets ``s + i``) or one seed per env; group
             ``k``'s streams derive from each env's seed and ``k``, so env ``i`` of a collection seeded
             ``s`` draws exactly what a one-env collection seeded ``s + i`` draws
-            (:mod:`actuator_gym.streams`).
+            (:mod:`actuator_gym.randomization.streams`).
         asset: where config fields left None take their values (an
             :class:`~actuator_gym.actuators.asset.AssetJoints`, e.g. the MJCF's
             :class:`~actuator_gym.backends.mujoco_asset.MjcfJoints`); None: no asset (unset limits

@@ -33,10 +33,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from ._checks import check_interval, real_array
+from .._checks import check_interval, real_array
 
 __all__ = ["ACTION_MODES", "DEFAULT_POSITION_SCALE", "DEFAULT_VELOCITY_SCALE", "UNLIMITED_HALF_SPAN", "ActionMap",
-           "check_action_mode", "given_options", "motor_peaks", "use_normalized"]
+           "check_action_mode", "given_options", "use_normalized"]
 
 ACTION_MODES = ("position", "velocity", "effort", "position_velocity")
 """What an action sets: joint position targets [rad or m], velocity targets [rad/s or m/s], feed-forward
@@ -86,22 +86,6 @@ def use_normalized(normalize: Any, given: Mapping[str, bool], owner: str) -> boo
     return bool(normalize)
 
 
-def motor_peaks(model: Any, names: Sequence[str], num_actuators: int | None = None) -> np.ndarray:
-    """``(len(names),)`` the peak effort ``gear * max|ctrlrange|`` [N·m or N] (``gear`` alone where
-    the control is unlimited) of the model's own joint actuator of each joint (among its first
-    ``num_actuators`` actuators; None: all), 1.0 where there is none or it is zero."""
-    from .backends.mujoco import actuated_joints  # (MuJoCo is imported where a model exists, never at package import)
-
-    peaks, pos = np.ones(len(names)), {n: k for k, n in enumerate(names)}
-    for a, name in actuated_joints(model):
-        if name in pos and (num_actuators is None or a < num_actuators):
-            cr = model.actuator_ctrlrange[a]
-            peak = abs(model.actuator_gear[a, 0]) * (max(abs(cr[0]), abs(cr[1])) if model.actuator_ctrllimited[a] else 1.0)
-            if peak > 0:
-                peaks[pos[name]] = peak
-    return peaks
-
-
 def _joint_limits(collection: Any, joint_ids: np.ndarray, name: str) -> np.ndarray:
     """``(J,)`` parameter ``name`` in force for each joint of ``joint_ids`` (collection columns):
     NaN where the joint's group has no such parameter or its values differ between envs (randomized),
@@ -135,7 +119,7 @@ class ActionMap:
         normalize, scale, offset, bounds: ``normalize_actions``, ``action_scale`` (a number, one per
             action element, or one per action joint: applied to each channel), ``action_offset`` (the
             same, or ``"default"`` / None: the channel's default), ``action_bounds`` (``(lo, hi)``).
-        rotors: the rotor groups (:class:`~actuator_gym.rotors.RotorGroups`) whose thrust commands
+        rotors: the rotor groups (:class:`~actuator_gym.runtime.rotors.RotorGroups`) whose thrust commands
             follow the joint actions, or None.
         owner: the consumer's name, for messages.
 

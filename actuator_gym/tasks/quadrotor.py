@@ -3,7 +3,7 @@
 The model is written here in Python (:func:`quadrotor_mjcf`): a 1.0 kg X-configuration airframe
 (arms 0.15 m from the centre to each rotor), a free joint, four rotor sites ``rotor_0..rotor_3``
 and a floor; each propeller is a 5 g disc fixed to the airframe. The model has no actuated joints:
-the rotors are a rotor group (``ThrusterCfg``, :mod:`actuator_gym.rotors`) of the task layer.
+the rotors are a rotor group (``ThrusterCfg``, :mod:`actuator_gym.runtime.rotors`) of the task layer.
 Rotor layout, seen from above (x forward, y left), counter-clockwise from front-left::
 
     rotor_0 (+x, +y)  spin +1        rotor_3 (+x, -y)  spin -1
@@ -29,7 +29,7 @@ and in pitch), where the same thrust ``m g`` along the tilted body axis accelera
 (``init_tilt_noise=0`` starts level).
 
 Every physics substep the substep engine runs the rotor group: the thruster advances its rotor
-dynamics toward ``T_cmd``; its writer (:class:`~actuator_gym.rotors.BodyWrenchWriter`) sends the
+dynamics toward ``T_cmd``; its writer (:class:`~actuator_gym.runtime.rotors.BodyWrenchWriter`) sends the
 thrusts through the allocation matrix (built from the rotor sites' positions relative to the centre
 of mass, the spin directions and ``torque_to_thrust_ratio``) to a body-frame wrench, rotates it into
 the world frame and writes it to ``xfrc_applied`` (applied at the centre of mass).
@@ -46,7 +46,7 @@ Rotor power (``info["actuator"]["rotor_power"]``, last substep, and ``["rotor_me
 rotor): ideal induced power from momentum theory, ``P = T^1.5 / sqrt(2 rho A)`` with air density
 ``rho = 1.225 kg/m³`` and disc area ``A = pi r²`` (``r = 0.0635 m``, a 5-inch propeller); about 22 W
 per rotor at hover. ``info["actuator"]`` holds the rotor keys of
-:data:`~actuator_gym.rotors.ROTOR_TELEMETRY` (``(num_envs, 4)``) and, after a reset,
+:data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY` (``(num_envs, 4)``) and, after a reset,
 ``["parameters"]["rotors"]``: ``thrust_const``, ``tau_inc``, ``tau_dec``, ``initial_rps`` in force.
 
 Termination: crash (base below ``min_altitude``, or tilted more than ``max_tilt``), or out of
@@ -73,11 +73,11 @@ from gymnasium.vector import VectorEnv
 from .._checks import check_bool, check_real, real_array
 from .._math import quat_to_rotmat
 from ..actuators.thruster import ThrusterCfg, allocation_matrix
-from ..rotors import AIR_DENSITY, BodyWrenchWriter, InducedPower, RotorGroup, induced_power
-from ..rotors import action_to_thrust, thrust_to_action  # noqa: F401  (re-exported: the task's action mapping)
-from .task import BatchedTask, TaskCfg
-from .task_env import TaskEnv
-from .task_cfg import check_nested_cfg, check_real_fields
+from ..runtime.rotors import AIR_DENSITY, BodyWrenchWriter, InducedPower, RotorGroup, induced_power
+from ..runtime.rotors import action_to_thrust, thrust_to_action  # noqa: F401  (re-exported: the task's action mapping)
+from ..envs.task import BatchedTask, TaskCfg
+from ..envs.task_env import TaskEnv
+from ..envs.task_cfg import check_nested_cfg, check_real_fields
 
 __all__ = [
     "quadrotor_thruster_cfg",
@@ -194,13 +194,13 @@ def quadrotor_mjcf(geometry: QuadrotorGeometry | None = None, timestep: float = 
 # ---------------------------------------------------------------------------------------------
 def rotor_power(thrust, propeller_radius: float) -> np.ndarray:
     """Ideal induced power per rotor [W]: ``max(T, 0)^1.5 / sqrt(2 rho pi r²)`` (momentum theory;
-    :func:`actuator_gym.rotors.induced_power` at sea-level air density)."""
+    :func:`actuator_gym.runtime.rotors.induced_power` at sea-level air density)."""
     return induced_power(thrust, propeller_radius, AIR_DENSITY)
 
 
 def sample_goal(rng: Any, n: int, low, high) -> np.ndarray:
     """``(n, 3)`` goal positions [m], uniform in the box ``[low, high]`` (``rng``: the task's
-    :class:`~actuator_gym.streams.EnvRandom` for ``n`` envs, or any ``np.random.Generator``)."""
+    :class:`~actuator_gym.randomization.streams.EnvRandom` for ``n`` envs, or any ``np.random.Generator``)."""
     return rng.uniform(np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64), size=(n, 3))
 
 
@@ -367,13 +367,13 @@ class QuadrotorTask(BatchedTask, VectorEnv):  # VectorEnv a direct base: skrl's 
     """Batched quadrotor goal reaching (see the module docstring).
 
     Attributes: ``thruster`` (the rotor group's :class:`~actuator_gym.actuators.thruster.Thruster`),
-    ``rotors`` (:class:`~actuator_gym.rotors.RotorGroups`: ``target_thrust``, ...), ``allocation``
+    ``rotors`` (:class:`~actuator_gym.runtime.rotors.RotorGroups`: ``target_thrust``, ...), ``allocation``
     ``(6, 4)``, ``hover_thrust`` [N per rotor], ``hover_action`` ``(num_envs, 4)``, ``goals``
     ``(num_envs, 3)`` [m].
 
     The rotors are the task's one rotor group: :meth:`rotor_group` gives the task layer its thruster
     and writer (allocation -> body wrench -> ``xfrc_applied``); the substep engine runs it at every
-    substep and reports its telemetry (:data:`~actuator_gym.rotors.ROTOR_TELEMETRY`).
+    substep and reports its telemetry (:data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`).
     """
 
     cfg_cls = QuadrotorCfg
