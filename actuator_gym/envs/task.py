@@ -123,7 +123,7 @@ from ..backends.native_side import NativeSide, group_execution, resolve_executio
 from ..actuators.params import match_names
 from ..backends.mujoco import motor_peaks
 from ..backends.mujoco_asset import MjcfJoints, write_joint_properties
-from ..runtime.rig import ActionSpec, ActuatorRig, check_mass_matrix
+from ..runtime.rig import ActionSpec, ActuatorRig, RigDoor, check_mass_matrix
 from ..runtime.substep import TorchJointState
 from .task_info import action_info, masked_info, vector_info, with_finals
 from .task_conventions import (LimitedSpec, SubEnvCalls, check_not_ended, check_open, episode_limit, library_conventions,
@@ -137,7 +137,7 @@ __all__ = [
     "BatchedTask",
 ]
 
-class BatchedTask(VectorEnv, SubEnvCalls):
+class BatchedTask(VectorEnv, SubEnvCalls, RigDoor):
     """Base of batched actuator-gym tasks (a ``gymnasium.vector.VectorEnv``); see the module doc.
 
     Args:
@@ -451,16 +451,6 @@ class BatchedTask(VectorEnv, SubEnvCalls):
         self.rig.set_parameter(group, name, value, env_ids=env_ids, joints=joints)
 
     # -- internals ----------------------------------------------------------------------------
-    @property
-    def action_scale(self) -> np.ndarray:
-        """``(num_actions,)`` target units per action unit, per action element (a copy)."""
-        return self.action_map.scale.copy()
-
-    @property
-    def action_offset(self) -> np.ndarray:
-        """``(num_actions,)`` the target of action 0, per action element (a copy)."""
-        return self.action_map.offset.copy()
-
     def _check_actions(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, self.num_actions)
         if type(actions) is np.ndarray and actions.dtype.kind in "fiu":

@@ -23,7 +23,7 @@ from .episode_stats import EpisodeStats
 from .groups import ActuatorGroups
 from .substep import SubstepEngine
 
-__all__ = ["ActionSpec", "ActuatorRig", "check_mass_matrix"]
+__all__ = ["ActionSpec", "ActuatorRig", "RigDoor", "check_mass_matrix"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,22 @@ class ActionSpec:
     scale: Any = None
     offset: Any = "default"
     bounds: Any = None
+
+
+class RigDoor:
+    """What both front doors (``ActuatorWrapper``, ``BatchedTask``) show of their rig's action map."""
+
+    action_map: ActionMap
+
+    @property
+    def action_scale(self) -> np.ndarray:
+        """``(num_actions,)`` target units per action unit, per action element (a copy)."""
+        return self.action_map.scale.copy()
+
+    @property
+    def action_offset(self) -> np.ndarray:
+        """``(num_actions,)`` the target of action 0, per action element (a copy)."""
+        return self.action_map.offset.copy()
 
 
 class ActuatorRig:

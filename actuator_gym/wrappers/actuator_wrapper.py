@@ -45,7 +45,7 @@ from ..runtime.episode_stats import EPISODE_INFO_KEY
 from ..runtime.groups import split_groups
 from ..runtime.lazy_telemetry import LazyTelemetry
 from ..backends.native_side import NativeSide
-from ..runtime.rig import ActionSpec, ActuatorRig
+from ..runtime.rig import ActionSpec, ActuatorRig, RigDoor
 from .protocol import substep_hook_env
 from .rotor_groups import env_rotor_groups
 
@@ -69,7 +69,7 @@ def _refuse_stacking(env: gym.Env) -> None:
         e = e.env
 
 
-class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs, RigDoor):
     """Put actuator models between the policy and a MuJoCo env's joints.
 
     Args:
@@ -263,16 +263,6 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._pass_action = self.action_space.shape[0] == self._model.nu
         self._action_shape = (self.action_map.num_actions,)
         self.action_map.reset()
-
-    @property
-    def action_scale(self) -> np.ndarray:
-        """``(num_actions,)`` target units per action unit, per action element (a copy)."""
-        return self.action_map.scale.copy()
-
-    @property
-    def action_offset(self) -> np.ndarray:
-        """``(num_actions,)`` the target of action 0, per action element (a copy)."""
-        return self.action_map.offset.copy()
 
     # ---------------------------------------------------------------------------------------
     # runtime
