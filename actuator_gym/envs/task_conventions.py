@@ -37,7 +37,7 @@ from gymnasium.vector import AutoresetMode
 
 from .._checks import check_bool, is_int
 
-__all__ = ["episode_limit", "random_episode_clocks", "LimitedSpec", "check_not_ended", "check_open", "library_conventions",
+__all__ = ["episode_limit", "TaskLength", "random_episode_clocks", "LimitedSpec", "check_not_ended", "check_open", "library_conventions",
            "SubEnvCalls"]
 
 MAX_EPISODE_STEPS = 2**62
@@ -65,6 +65,14 @@ def episode_limit(episode_length_s: float, dt: float, max_episode_steps: Any, ow
     return int(max_episode_steps)
 
 
+class TaskLength(int):
+    """A registered id's ``max_episode_steps`` (:func:`~actuator_gym.envs.task_env.register_task`): the
+    task's own default episode length [control steps], which ``gymnasium.make`` applies with its
+    ``TimeLimit`` (as for Gymnasium's own MuJoCo envs) and which ``gymnasium.make_vec`` hands back to
+    the vector entry point, where it means "the task's own length" (``episode_length_s`` included),
+    not a length the user chose."""
+
+
 def random_episode_clocks(streams: Any, ids: Any, limit: int) -> Any:
     """``TaskCfg.random_episode_start``: episode clocks [control steps] for the envs ``ids``, uniform
     in ``[0, limit)``, one draw from each env's own stream (``streams``, the task's ``EnvStreams``)."""
@@ -83,7 +91,7 @@ class LimitedSpec:
         if obj is None:
             return None
         spec = obj.__dict__.get(self.key)
-        if spec is None or spec.max_episode_steps == obj.max_episode_steps:
+        if spec is None or obj.max_episode_steps is None or spec.max_episode_steps == obj.max_episode_steps:
             return spec
         return dataclasses.replace(spec, max_episode_steps=int(obj.max_episode_steps))
 

@@ -73,8 +73,27 @@ def test_make_max_episode_steps_single_env():
     assert _trunc_steps(env, 3) == [3]
     short = gym.make(PENDULUM, episode_length_s=2 * DT, max_episode_steps=3)  # the task's own limit is smaller
     short.reset(seed=0)
-    assert _trunc_steps(short, 2) == [2]
-    assert gym.make(PENDULUM, episode_length_s=4 * DT).spec.max_episode_steps == 4
+    assert _trunc_steps(short, 2) == [2] and short.unwrapped.max_episode_steps == 2
+
+
+@pytest.mark.parametrize("task", ["Pendulum-v0", "Quadruped-v0", "Ant-v0", "Quadrotor-v0"])
+def test_make_honours_max_episode_steps_above_the_tasks_default(task):
+    """As for Gymnasium's own MuJoCo envs: the registered default is the task's own length, applied by
+    TimeLimit; a K given to gymnasium.make replaces it, above it as below (issue 33)."""
+    tid = f"actuator_gym/{task}"
+    own = gym.make_vec(tid, num_envs=1)
+    default = round(own.cfg.episode_length_s / own.dt)
+    assert gym.spec(tid).max_episode_steps == default == own.max_episode_steps == own.spec.max_episode_steps
+    plain = gym.make(tid)
+    assert plain.spec.max_episode_steps == default and plain.unwrapped.max_episode_steps is None
+    if task == "Pendulum-v0":  # (a pendulum never terminates: the step count is the truncation's alone)
+        long = gym.make(tid, max_episode_steps=default + 5)
+        assert long.spec.max_episode_steps == default + 5
+        long.reset(seed=0)
+        assert _trunc_steps(long, default + 5) == [default + 5]
+        endless = gym.make(tid, max_episode_steps=-1)  # -1: no TimeLimit, as gymnasium.make says
+        endless.reset(seed=0)
+        assert _trunc_steps(endless, default + 5) == []
 
 
 def test_disabled_step_past_episode_end_raises_and_steps_nothing():
