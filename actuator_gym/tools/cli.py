@@ -6,6 +6,8 @@
     actuator-gym rollout --task ID ...     run a task with a preset and a random/zero/saved policy
     actuator-gym train --task ID ...       PPO (--engine sb3 | rsl_rl | ray) with a learning curve and a saved policy
     actuator-gym fit DATA ...              train an actuator network from logged data and export it
+    actuator-gym identify LOG ... --mjcf   a motor's physical model from its logs, as a preset (docs/identify.md)
+    actuator-gym bench-logs OUT            the worked example's bench and simulated motor logs
     actuator-gym transfer FILE             sim-to-sim transfer benchmark: train x held-out hardware matrix
     actuator-gym export --policy DIR ...   a saved policy as ONNX / TorchScript for a robot, with its layout
 
@@ -341,16 +343,23 @@ def _ray_settings(args, exp) -> dict[str, Any]:
     return settings
 
 
-# -- fit ---------------------------------------------------------------------------------------
-def cmd_fit(args) -> int:
+# -- fit, identify: tools that parse their own options ------------------------------------------
+SELF_PARSING = {"fit": ("fit", "the actuator-network fitting tool", "train an actuator network from logged data"),
+                "identify": ("identify", "identification (pip install 'actuator-gym[sysid]')",
+                             "identify a motor's physical model from its logs, as a preset"),
+                "bench-logs": ("motor_bench", "the identification example", "write the identification example's bench and logs")}
+
+
+def cmd_tool(args) -> int:
+    import importlib
+
     try:
-        from . import fit
+        tool = importlib.import_module(f"actuator_gym.tools.{SELF_PARSING[args.tool][0]}")
     except ImportError as exc:
-        raise CliError(f"the actuator-network fitting tool is not available: {exc}") from None
-    fit_args = list(args.fit_args)
-    if fit_args[:1] == ["--"]:
-        fit_args = fit_args[1:]
-    return int(fit.main(fit_args) or 0)
+        raise CliError(f"{SELF_PARSING[args.tool][1]} is not available: {exc}") from None
+    rest = list(args.tool_args)
+    return int(tool.main(rest[1:] if rest[:1] == ["--"] else rest) or 0)
+
 
 
 # -- transfer ----------------------------------------------------------------------------------
@@ -524,9 +533,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_out(x)
     x.set_defaults(func=cmd_export)
 
-    f = sub.add_parser("fit", help="train an actuator network from logged data (see `actuator-gym fit --help`)", add_help=False)
-    f.add_argument("fit_args", nargs=argparse.REMAINDER)
-    f.set_defaults(func=cmd_fit)
+    for tool, (_, _, text) in SELF_PARSING.items():
+        f = sub.add_parser(tool, help=f"{text} (see `actuator-gym {tool} --help`)", add_help=False)
+        f.add_argument("tool_args", nargs=argparse.REMAINDER)
+        f.set_defaults(func=cmd_tool, tool=tool)
     return p
 
 
@@ -555,8 +565,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv[:1]
     rest = argv[1:] if debug else argv
-    if rest[:1] == ["fit"]:  # the fit tool parses its own options (incl. --help)
-        argv = (["--debug"] if debug else []) + ["fit", "--", *rest[1:]]
+    if rest[:1] and rest[0] in SELF_PARSING:  # these tools parse their own options (incl. --help)
+        argv = (["--debug"] if debug else []) + [rest[0], "--", *rest[1:]]
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -72,6 +72,7 @@ import pytest  # noqa: E402
 
 from actuator_gym.tools.cli import main as cli_main  # noqa: E402
 from actuator_gym.tools.fit import LogError  # noqa: E402
+from actuator_gym.tools import logs  # noqa: E402
 
 HEADER = "target_pos,joint_pos,joint_vel,torque\n"
 
@@ -236,14 +237,14 @@ def test_log_sizes_are_checked_from_headers_before_loading(tmp_path, monkeypatch
     with pytest.raises(LogError, match=rf"many.npz: the log holds {2**25} numbers or more; allowed: at most {fit.LOG_MAX_VALUES}"):
         load_log(many)
     # a deflated member that inflates past the budget: refused from the zip directory
-    monkeypatch.setattr(fit, "LOG_MAX_BYTES", 2**20)
+    monkeypatch.setattr(logs, "LOG_MAX_BYTES", 2**20)
     bomb = tmp_path / "bomb.npz"
     np.savez_compressed(bomb, **{c: np.zeros(2**19) for c in cols})  # 4 x 4 MiB of zeros in ~16 KiB
     assert bomb.stat().st_size < 2**20
     with pytest.raises(LogError, match="bomb.npz: log declares .* bytes uncompressed; allowed: at most"):
         load_log(bomb)
     # a CSV: counted while read, line by line
-    monkeypatch.setattr(fit, "LOG_MAX_VALUES", 40)
+    monkeypatch.setattr(logs, "LOG_MAX_VALUES", 40)
     csv_log = tmp_path / "log.csv"
     csv_log.write_text(HEADER + _rows(20))
     with pytest.raises(LogError, match="log.csv: the log holds 44 numbers or more; allowed: at most 40"):
