@@ -42,7 +42,7 @@ wheel-test: $(STAMP)
 	rm -rf dist $(WHEEL_VENV) build
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation . -w dist
 	$(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/python -m pip install -q -c requirements-ci.txt "$$(ls dist/actuator_gym-*.whl)[onnx,onnxruntime,test]"
+	$(WHEEL_VENV)/bin/python -m pip install -q -c requirements-ci.txt "$$(ls dist/actuator_gym-*.whl)[onnx,onnxruntime,sysid,test]"
 	tmp=$$(mktemp -d) && cd $$tmp && ACTUATOR_GYM_REPO="$(CURDIR)" "$(CURDIR)/$(WHEEL_VENV)/bin/python" \
 		-m pytest -q -p no:cacheprovider --rootdir="$$tmp" "$(CURDIR)/tests_installed"; \
 		rc=$$?; rm -rf "$$tmp"; exit $$rc

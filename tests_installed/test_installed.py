@@ -165,3 +165,18 @@ def test_the_bundled_walking_policy_walks_from_the_wheel():
     fig = walk_figures("quadruped_walk", vx=0.6, num_envs=8, seconds=6.0)
     assert fig["falls"] == 0 and abs(fig["vx_mean"] - 0.6) < 0.1, fig
     assert all(0.15 < a < 0.7 for a in fig["airborne"].values()), fig
+
+
+def test_identify_from_the_wheel(tmp_path):
+    """The sysid extra's identification, from the installed CLI: the example motor's bench and one
+    short log, the DC-motor class with its delay found (docs/identify.md)."""
+    from actuator_gym.tools.motor_bench import EXAMPLE_TRUTH, write_example_logs
+
+    write_example_logs(tmp_path / "logs", logs_per_unit=1, seconds=1.5, seed=3)
+    r = subprocess.run([str(CLI), "identify", str(tmp_path / "logs" / "unit_0"), "--mjcf", str(tmp_path / "logs" / "bench.xml"),
+                        "--joint", "hinge", "--max-delay", "3", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    preset = configs.load(str(tmp_path / "out" / "identify" / "actuator.yaml")).actuators["motor"]
+    assert preset.min_delay == preset.max_delay == EXAMPLE_TRUTH["delay"]
+    assert abs(preset.actuator_effort_limit - EXAMPLE_TRUTH["actuator_effort_limit"]) < 0.05 * EXAMPLE_TRUTH["actuator_effort_limit"]

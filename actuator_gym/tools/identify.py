@@ -373,7 +373,7 @@ def _preset(model: str, joint: str, fits: dict[str, ClassFit], source: str) -> s
              + (f", {len(fits)} units (randomization covers their values and 95 % intervals)." if len(fits) > 1 else "."),
              "groups:", "  motor:", f"    model: {_PRESET_MODEL[model]}",
              f"    joint_names_expr: [{json.dumps(re.escape(joint))}]"]
-    lines += [f"    {k}: {nominal[k]:.6g}  # {MODEL_CLASSES[model][k].unit}" for k in names]
+    lines += [f"    {k}: {nominal[k]:.9g}  # {MODEL_CLASSES[model][k].unit}" for k in names]
     lines += [f"    min_delay: {min(delays)}  # physics substeps", f"    max_delay: {max(delays)}"]
     rand = []
     if len(fits) > 1:

@@ -7,7 +7,6 @@ bundled pendulum bench for the tests and the worked example in docs/identify.md.
 
 from __future__ import annotations
 
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
