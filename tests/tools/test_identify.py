@@ -1,9 +1,10 @@
 """``actuator-gym identify`` (issue 34): logs simulated from a known DC motor on the example bench
 (a pendulum behind a 2-substep command delay, with friction and armature, encoder and current noise)
 are identified back: every parameter within a few percent, the delay exact, the truth inside the
-95 % intervals, held-out logs replayed near the noise floor, the ideal-PD class clearly worse where
-the motor saturates; the preset loads where presets load. One identification (``model="all"``) serves
-the module."""
+95 % intervals, held-out logs replayed near the noise floor, an ideal PD clearly worse where the
+motor saturates; the preset loads where presets load. One identification (``model="dc_motor"``, three
+2 s logs: CI's budget) serves the module; ``benchmarks/identify_example.py`` runs the full example
+(four 8 s logs, ``model="all"``: benchmarks/README.md, "Identification")."""
 
 import json
 import warnings
@@ -27,7 +28,7 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("identify")
     write_example_logs(root / "logs", logs_per_unit=3, seconds=2.0, seed=1)  # three 2 s logs: CI's budget
     report = ident.identify([root / "logs" / "unit_0"], mjcf=root / "logs" / "bench.xml", joint="hinge",
-                            model="all", max_delay=3, out=root / "out")
+                            model="dc_motor", max_delay=3, out=root / "out")
     return root, report
 
 
@@ -43,23 +44,32 @@ def test_the_dc_motor_is_identified_within_a_few_percent_with_the_exact_delay(ru
         assert lo <= truth <= hi, (name, lo, truth, hi)  # the truth inside the reported interval
 
 
-def test_held_out_logs_replay_near_the_noise_floor_and_ideal_pd_is_clearly_worse(run):
-    _, report = run
+def test_held_out_logs_replay_near_the_noise_floor_and_an_ideal_pd_is_clearly_worse(run):
+    root, report = run
     dc = report["classes"]["dc_motor"]["unit_0"]["heldout_rms"]
-    pd = report["classes"]["ideal_pd"]["unit_0"]["heldout_rms"]
     for key, sigma in NOISE.items():
         # the measurement noise itself is sigma; 1.1-1.3 sigma with 4 logs of 8 s (docs/identify.md),
         # a little more from three 2 s logs
         assert dc[key] < 2.5 * sigma, (key, dc[key], sigma)
-    assert pd["joint_pos"] > 10 * dc["joint_pos"] and pd["effort"] > 5 * dc["effort"]  # it cannot saturate alike
-    assert report["heldout_scores"]["ideal_pd"] > report["heldout_scores"]["dc_motor"]
+    # the ideal PD form even at the true gains, delay, joint and stall torque: no torque-speed line, so
+    # where the motor saturates at speed it is far off (the identify run of benchmarks/README.md: 128x)
+    from actuator_gym import IdealPDActuatorCfg
+
+    bench = Bench(root / "logs" / "bench.xml", "hinge")
+    logs = [load_motor_log(p, bench.dt) for p in sorted((root / "logs" / "unit_0").glob("*.csv"))]
+    t = EXAMPLE_TRUTH
+    pd = IdealPDActuatorCfg(joint_names_expr=["hinge"], stiffness=t["stiffness"], damping=t["damping"],
+                            actuator_effort_limit=t["actuator_effort_limit"], min_delay=t["delay"], max_delay=t["delay"])
+    sim = bench.simulate(pd, {k: [t[k]] for k in ("friction", "viscous_friction", "armature")}, logs)
+    err = np.concatenate([sim["joint_pos"][i, :lg.num_samples] - lg.joint_pos for i, lg in enumerate(logs)])
+    assert np.sqrt(np.mean(err ** 2)) > 10 * dc["joint_pos"]
 
 
 def test_the_outputs_and_the_preset_load_where_presets_load(run):
     root, report = run
     out = root / "out" / "identify"
     assert json.loads((out / "report.json").read_text())["chosen"] == "dc_motor"
-    for name in ("unit_0_dc_motor.png", "unit_0_ideal_pd.png", "torque_speed.png"):
+    for name in ("unit_0_dc_motor.png", "torque_speed.png"):
         assert (out / name).stat().st_size > 1000
     preset = configs.load(str(out / "actuator.yaml"))
     cfg = preset.actuators["motor"]
