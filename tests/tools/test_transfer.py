@@ -52,14 +52,20 @@ def toy_file(tmp_path, dc_delay=(1, 3), name="toy.yaml", seeds="2", conditions=(
     return p
 
 
-def run(path, out):
-    return transfer.run_transfer(path, out, progress=False, log=lambda _msg: None)
+def run(path, out, progress=False):
+    return transfer.run_transfer(path, out, progress=progress, log=lambda _msg: None)
 
 
-def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys):
+def test_pipeline_end_to_end_resumable_and_deterministic(tmp_path, capsys, monkeypatch):
+    from actuator_gym.tools import progress
+
+    monkeypatch.setattr(progress, "PROGRESS_INTERVAL_S", 0.0)
     path = toy_file(tmp_path)
     out = tmp_path / "cli" / "transfer" / "toy"  # where the command line writes (OUT/transfer/<name>)
-    a = run(path, out)
+    a = run(path, out, progress=True)
+    # stdout is not a terminal: progress lines while it runs (issue 33), the evaluation's among them
+    evaluating = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("evaluating on 4 condition(s): ")]
+    assert evaluating and evaluating[-1].startswith("evaluating on 4 condition(s): 16/16 evaluations (100 %)"), evaluating
     assert sorted(a["trained"]) == sorted((c, s) for c in ("ideal", "dc") for s in (0, 1)) and a["reused"] == []
     # the table: every (condition, seed) on both training conditions and both hardware conditions
     cols = ("train:ideal", "train:dc", "slow_friction", "net")
