@@ -428,8 +428,9 @@ def _torque_speed(folder: Path, fits: dict[str, ClassFit], logs: dict[str, list[
         w = np.linspace(-1.2, 1.2, 200) * v.get("actuator_velocity_limit", np.max(np.abs(np.concatenate([g.joint_vel for g in logs[unit]]))))
         lim = v["actuator_effort_limit"]
         if fit.model == "dc_motor":
-            sat, wmax = v["saturation_effort"], v["actuator_velocity_limit"]
-            up, lo = np.clip(sat * (1 - w / wmax), 0, lim), np.clip(-sat * (1 + w / wmax), -lim, 0)
+            sat, wmax = v["saturation_effort"], v["actuator_velocity_limit"]  # ClampingDCMotor's four quadrants
+            wc = np.clip(w, -wmax * (1 + lim / sat), wmax * (1 + lim / sat))
+            up, lo = np.minimum(sat * (1 - wc / wmax), lim), np.maximum(sat * (-1 - wc / wmax), -lim)
         else:
             up, lo = np.full_like(w, lim), np.full_like(w, -lim)
         ax.plot(w, up, "k-", lw=1)
