@@ -191,3 +191,14 @@ hardware_conditions:
     exp = load_transfer(spec)  # every condition's env built and stepped at load (docs/transfer.md)
     cfgs = {n: c.actuators["motor"] for n, c in {**exp.train_conditions, **exp.hardware_conditions}.items()}
     assert cfgs["weaker_unit"].saturation_effort == pytest.approx(0.8 * cfgs["identified"].saturation_effort, rel=1e-5)
+
+
+def test_an_npz_log_reads_as_its_csv(tmp_path):
+    write_example_logs(tmp_path, logs_per_unit=1, seconds=0.5)
+    csv = tmp_path / "unit_0" / "log_0.csv"
+    table = np.loadtxt(csv, delimiter=",", skiprows=1)
+    names = csv.read_text().splitlines()[0].split(",")
+    np.savez(tmp_path / "log.npz", **{n: table[:, i] for i, n in enumerate(names)})
+    a, b = load_motor_log(csv, 0.002), load_motor_log(tmp_path / "log.npz", 0.002)
+    for key in ("target_pos", "joint_pos", "joint_vel", "effort"):
+        np.testing.assert_array_equal(getattr(a, key), getattr(b, key))
