@@ -35,6 +35,7 @@ import numpy as np
 
 from .._safe_io import clear_outputs, output_dir, write_atomic
 from .motor_bench import JOINT_FIELDS, Bench
+from . import analysis, plots
 from .motor_logs import MotorLog, load_motor_log, motor_logs_by_unit
 from .options import OneLineParser
 
@@ -389,59 +390,33 @@ def _preset(model: str, joint: str, fits: dict[str, ClassFit], source: str) -> s
     return "\n".join(lines) + "\n"
 
 
-def _plots(folder: Path, unit: str, fit: ClassFit, logs: list[MotorLog]) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    name = f"{unit}_{fit.model}.png"
-    fig, axes = plt.subplots(len(logs), 2, figsize=(11, 2.4 * len(logs)), squeeze=False)
-    for row, lg in zip(axes, logs):
-        pred = fit.predictions[str(lg.path)]
-        t = np.arange(lg.num_samples) * lg.dt
-        for ax, key, unit_ in ((row[0], "joint_pos", "rad"), (row[1], "joint_vel", "rad/s")):
-            ax.plot(t, getattr(lg, key), lw=0.8, label="measured")
-            ax.plot(t, pred[key][:lg.num_samples], lw=0.8, label="simulated (held out)" if len(logs) > 1 else "simulated")
-            ax.set_title(f"{lg.path.name}: {key} [{unit_}]", fontsize=9)
-        row[0].legend(fontsize=8)
-    fig.suptitle(f"{unit}: {fit.model}, delay {fit.delay} substeps")
-    fig.tight_layout()
-    fig.savefig(folder / name, dpi=80)
-    plt.close(fig)
-    return [name]
+def _plots(folder: Path, unit: str, fit: ClassFit, logs: list[MotorLog]) -> None:
+    """Measured against simulated position and velocity, every log (simulated by the fit that did not
+    see it, where there were several)."""
+    sim = "simulated (held out)" if len(logs) > 1 else "simulated"
+    rows = [(lg.path.name, np.arange(lg.num_samples) * lg.dt,
+             {f"{key} [{u}]": {"measured": getattr(lg, key), sim: fit.predictions[str(lg.path)][key]}
+              for key, u in (("joint_pos", "rad"), ("joint_vel", "rad/s"))}) for lg in logs]
+    plots.comparison_grid(rows, folder / f"{unit}_{fit.model}.png", f"{unit}: {fit.model}, delay {fit.delay} substeps")
 
 
 def _torque_speed(folder: Path, fits: dict[str, ClassFit], logs: dict[str, list[MotorLog]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    """Every unit's operating points (joint speed, the logged effort, else the simulated one) against
+    its identified envelope (the DC motor's through ``ClampingDCMotor``: :func:`~.analysis.dc_envelope`)."""
+    qd, tau, lo, hi = [], [], [], []
+    span = 1.2 * max(float(np.max(np.abs(lg.joint_vel))) for g in logs.values() for lg in g)
+    v = np.linspace(-span, span, 301)
     for unit, fit in fits.items():
         for lg in logs[unit]:
-            pred = fit.predictions[str(lg.path)]
-            tau = lg.effort if lg.effort is not None else pred["effort"][:lg.num_samples]
-            ax.plot(lg.joint_vel, tau, ".", ms=1, alpha=0.3)
-        v = fit.values
-        w = np.linspace(-1.2, 1.2, 200) * v.get("actuator_velocity_limit", np.max(np.abs(np.concatenate([g.joint_vel for g in logs[unit]]))))
-        lim = v["actuator_effort_limit"]
-        if fit.model == "dc_motor":
-            sat, wmax = v["saturation_effort"], v["actuator_velocity_limit"]  # ClampingDCMotor's four quadrants
-            wc = np.clip(w, -wmax * (1 + lim / sat), wmax * (1 + lim / sat))
-            up, lo = np.minimum(sat * (1 - wc / wmax), lim), np.maximum(sat * (-1 - wc / wmax), -lim)
-        else:
-            up, lo = np.full_like(w, lim), np.full_like(w, -lim)
-        ax.plot(w, up, "k-", lw=1)
-        ax.plot(w, lo, "k-", lw=1, label=f"{unit}: identified envelope" if unit == next(iter(fits)) else None)
-    ax.set_xlabel("joint velocity [rad/s]")
-    ax.set_ylabel("effort [N·m]" + ("" if any(lg.effort is not None for g in logs.values() for lg in g) else " (simulated)"))
-    ax.legend(fontsize=8)
-    ax.set_title("torque-speed operating points against the identified envelope", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(folder / "torque_speed.png", dpi=80)
-    plt.close(fig)
+            qd.append(lg.joint_vel)
+            tau.append(lg.effort if lg.effort is not None else fit.predictions[str(lg.path)]["effort"][:lg.num_samples])
+        p, lim = fit.values, fit.values["actuator_effort_limit"]
+        bounds = (analysis.dc_envelope(p["saturation_effort"], p["actuator_velocity_limit"], lim, v) if fit.model == "dc_motor"
+                  else (np.full_like(v, -lim), np.full_like(v, lim)))
+        lo.append(bounds[0])
+        hi.append(bounds[1])
+    plots.torque_speed(v, np.stack(lo), np.stack(hi), np.concatenate(qd), np.concatenate(tau), folder / "torque_speed.png",
+                       "torque-speed operating points against the identified envelope", when_label="sample")
 
 
 def identify(logs: Sequence[str | Path], *, mjcf: str | Path, joint: str, model: str = "dc_motor",

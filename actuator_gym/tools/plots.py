@@ -157,6 +157,23 @@ def heatmap_grid(path: Path, rows: Sequence[str], cols: Sequence[str], panels: d
     return _save(fig, path)
 
 
+def comparison_grid(rows: Sequence[tuple[str, np.ndarray, dict[str, dict[str, np.ndarray]]]], path: Path, title: str) -> Path:
+    """One row of panels per ``(name, t, {panel: {line label: values over t}})``, e.g. a log's measured
+    and simulated position and velocity side by side."""
+    plt = _plt()
+    ncols = max(len(panels) for _, _, panels in rows)
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(5.5 * ncols, 2.4 * len(rows)), squeeze=False)
+    for axrow, (name, t, panels) in zip(axes, rows):
+        for ax, (panel, lines) in zip(axrow, panels.items()):
+            for label, y in lines.items():
+                ax.plot(t, y[:len(t)], lw=0.8, label=label)
+            ax.set_title(f"{name}: {panel}", fontsize=9)
+        axrow[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def file_part(name: str) -> str:
     """``name`` made safe as part of a file name (letters, digits, ``_``, ``-``; others ``_``)."""
     import re
