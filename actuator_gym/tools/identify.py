@@ -193,6 +193,10 @@ class _Problem:
     def residual(self, x: np.ndarray) -> np.ndarray:
         """``(m, k)``: the weighted differences, measured minus simulated, of every log's samples
         after the first (position, velocity, and effort where logged), for each column of ``x``."""
+        return self.evaluate(x)[1]
+
+    def evaluate(self, x: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The rollouts of ``x`` (:meth:`simulate`) and their :meth:`residual`, from one rollout."""
         sim = self.simulate(x)
         L = len(self.logs)
         k = sim["joint_pos"].shape[0] // L
@@ -203,7 +207,7 @@ class _Problem:
             for key, meas in (("joint_pos", lg.joint_pos), ("joint_vel", lg.joint_vel), ("effort", lg.effort)):
                 if meas is not None:
                     parts.append(((sim[key][rows, 1:n] - meas[1:]) * self.weights[key]).T)
-        return np.concatenate(parts, axis=0)
+        return sim, np.concatenate(parts, axis=0)
 
 
 def _weights(logs: Sequence[MotorLog]) -> dict[str, float]:
@@ -215,8 +219,8 @@ def _weights(logs: Sequence[MotorLog]) -> dict[str, float]:
     return w
 
 
-def _solve(problem: _Problem, x0: np.ndarray, max_iters: int) -> tuple[np.ndarray, float, Any]:
-    """``mujoco.sysid.optimize`` from ``x0`` (scaled); returns the point, the RMS residual, the result."""
+def _solve(problem: _Problem, x0: np.ndarray, max_iters: int) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """``mujoco.sysid.optimize`` from ``x0`` (scaled); returns the point, its rollouts and its residual."""
     from absl import logging as absl_logging
     from mujoco import sysid
 
@@ -234,12 +238,12 @@ def _solve(problem: _Problem, x0: np.ndarray, max_iters: int) -> tuple[np.ndarra
         level = absl_logging.get_verbosity()
         absl_logging.set_verbosity(absl_logging.ERROR)  # its "starts at a box bound" notes: the boxes are wide
         try:
-            opt, result = sysid.optimize(params, residual_fn, optimizer="mujoco", verbose=False, max_iters=max_iters)
+            opt, _ = sysid.optimize(params, residual_fn, optimizer="mujoco", verbose=False, max_iters=max_iters)
         finally:
             absl_logging.set_verbosity(level)
     x = opt.as_vector()
-    r = problem.residual(x)[:, 0]
-    return x, float(np.sqrt(np.mean(r * r))), result
+    sim, r = problem.evaluate(x)
+    return x, sim, r[:, 0]
 
 
 @dataclass
@@ -294,7 +298,8 @@ def _scan(bench: Bench, model: str, logs: list[MotorLog], delays: Sequence[int],
           x0: np.ndarray, iters: int, progress: Any) -> tuple[dict[int, float], dict[int, np.ndarray]]:
     scores, points = {}, {}
     for d in delays:
-        points[d], scores[d], _ = _solve(_Problem(bench, model, logs, d, start, weights), x0, max_iters=iters)
+        points[d], _, r = _solve(_Problem(bench, model, logs, d, start, weights), x0, max_iters=iters)
+        scores[d] = float(np.sqrt(np.mean(r * r)))
         if progress:
             progress(f"{model}: delay {d} substeps, residual {scores[d]:.4g}")
     return scores, points
@@ -322,20 +327,18 @@ def fit_class(bench: Bench, model: str, logs: list[MotorLog], max_delay: int, pr
         scores.update(more)
         points.update(extra)
         delay = min(scores, key=scores.get)
-    x, _, _ = _solve(_Problem(bench, model, logs, delay, start, weights), points[delay], max_iters=40)
+    x, sim, _ = _solve(_Problem(bench, model, logs, delay, start, weights), points[delay], max_iters=40)
     spread = weights  # the held-out score's weights: the same for every class
-    noise = _rms(_Problem(bench, model, logs, delay, start, weights).simulate(x), logs, range(len(logs)))
+    noise = _rms(sim, logs, range(len(logs)))
     weights = {k: 1.0 / max(noise[k], 1e-6 / weights[k]) for k in weights}
     problem = _Problem(bench, model, logs, delay, start, weights)
-    x, _, _ = _solve(problem, x, max_iters=10)
-    r = problem.residual(x)[:, 0]
+    x, sim, r = _solve(problem, x, max_iters=10)
     from mujoco import sysid
 
     _, half = sysid.calculate_intervals([r], _jacobian(problem, x, r))
     half = half * _autocorrelation_factor(r)
     values = {k: float(v[0]) for k, v in problem.values(x).items()}
     intervals = {k: float(h * problem.scale[k]) for k, h in zip(problem.names, half)}
-    sim = problem.simulate(x)
     fit_rms = _rms(sim, logs, range(len(logs)))
     held: dict[str, list] = {}
     preds: dict[str, Any] = {}
