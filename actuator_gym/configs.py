@@ -58,6 +58,7 @@ from typing import Any
 import yaml
 
 from ._checks import is_real
+from ._presets import preset_dir
 from ._config_checks import (
     CLUSTER_KEY, DEFAULT_CONFIG_LIMITS, TRUST_KEY, ConfigError, ConfigLimits, key_path, mapping, only,
 )
@@ -106,7 +107,10 @@ def _model_table() -> dict[str, type]:
     }
     from .actuators.net_models import ActuatorNetGRUCfg, ActuatorNetLSTMCfg, ActuatorNetMLPCfg
 
-    table.update(ActuatorNetMLP=ActuatorNetMLPCfg, ActuatorNetLSTM=ActuatorNetLSTMCfg, ActuatorNetGRU=ActuatorNetGRUCfg)
+    from .actuators.bam import BAMServoCfg
+
+    table.update(ActuatorNetMLP=ActuatorNetMLPCfg, ActuatorNetLSTM=ActuatorNetLSTMCfg, ActuatorNetGRU=ActuatorNetGRUCfg,
+                 BAMServo=BAMServoCfg)
     return table
 
 
@@ -172,18 +176,6 @@ def actuator_groups(value: Any) -> Any:
     if isinstance(value, ThrusterPreset):
         return {value.name: value.thrusters}
     return value
-
-
-def preset_dir() -> Path:
-    """The folder of bundled presets.
-
-    The project keeps them in ``configs/`` at its root; the wheel installs that folder as the data
-    package ``actuator_gym/presets`` (pyproject's ``package-dir``), so an installed package finds
-    them beside this module and a source checkout (editable install) finds ``configs/``.
-    """
-    here = Path(__file__).resolve().parent
-    installed = here / "presets"
-    return installed if installed.is_dir() else here.parent / "configs"
 
 
 def list_presets() -> dict[str, Path]:

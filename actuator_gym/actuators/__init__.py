@@ -12,6 +12,7 @@ depend on it.
 """
 
 from .actuator import Actuator, as_env_ids
+from .bam import BAMServoCfg
 from .checkpoints import load_network, network_from_state_dict
 from .implicit import ImplicitOptions
 from .limits import NetworkLimits, network_limits
@@ -43,6 +44,7 @@ __all__ = [
     "DelayedPDActuatorCfg",
     "RemotizedPDActuatorCfg",
     "ImplicitActuatorCfg",
+    "BAMServoCfg",
     "ImplicitOptions",
     "ThrusterCfg",
     "Thruster",

@@ -26,6 +26,7 @@ import torch
 from .._checks import check_patterns
 from .base import JointInfo, PhysicsBackend
 from .mujoco_dynamics import MassMatrixTerms
+from .mujoco_friction import single_joint_loads
 
 __all__ = ["MujocoBackend", "OffscreenRenderer", "joint_info", "one_dof_joint_names", "actuated_joints", "motor_peaks", "candidate_joints", "DIVERGED",
            "take_diverged"]
@@ -217,6 +218,7 @@ class MujocoBackend(PhysicsBackend):
         self._joint_ids = self.joints.joint_ids
         self._qpos, self._qvel, self._qfrc = data.qpos, data.qvel, data.qfrc_applied  # cached views
         self._mass: MassMatrixTerms | None = None  # created on the first mass_matrix_terms call
+        self._scratch: mujoco.MjData | None = None  # mj_setConst's workspace (set_joint_armature)
 
     # -- state ------------------------------------------------------------------------------
     def joint_pos(self) -> np.ndarray:
@@ -270,3 +272,28 @@ class MujocoBackend(PhysicsBackend):
         if self._mass is None:
             self._mass = MassMatrixTerms(self.model, 1)
         return self._mass(self.data.M[None], self.data.qfrc_bias[None], self.joints.dof_adr[ids])
+
+    # -- friction-budget groups (BAM servos): mujoco_friction.py -----------------------------
+    def joint_loads(self) -> np.ndarray:
+        """``(1, J)`` external torques [N·m or N] on the joints at the last forward:
+        ``-qfrc_bias + qfrc_constraint`` less the joints' own dry friction (:mod:`.mujoco_friction`)."""
+        return single_joint_loads(self.model, self.data, self.joints.dof_adr)
+
+    def set_joint_friction(self, cols: Any, frictionloss: np.ndarray, damping: np.ndarray) -> None:
+        """``dof_frictionloss`` [N·m] and ``dof_damping`` [N·m·s/rad] of the joints ``cols`` (indices into
+        :attr:`joints`) for the coming substeps, from ``(1, len(cols))`` arrays."""
+        dofs = self.joints.dof_adr[cols]
+        self.model.dof_frictionloss[dofs] = frictionloss[0]
+        self.model.dof_damping[dofs] = damping[0]
+
+    def set_joint_armature(self, cols: Any, armature: np.ndarray, env_ids: Any = None) -> None:
+        """``dof_armature`` [kg·m²] of the joints ``cols`` from a ``(1, len(cols))`` array, then MuJoCo's
+        constants (``mj_setConst``, on a scratch ``MjData``: the env's state is untouched)."""
+        dofs = self.joints.dof_adr[cols]
+        if np.array_equal(self.model.dof_armature[dofs], armature[0]):
+            return
+        self.model.dof_armature[dofs] = armature[0]
+        if self._scratch is None:
+            self._scratch = mujoco.MjData(self.model)
+        mujoco.mj_setConst(self.model, self._scratch)
+

@@ -56,6 +56,7 @@ import torch
 from .base import PhysicsBackend, check_num_envs, env_index
 from .mujoco import OffscreenRenderer, joint_info, take_diverged  # shared with the single-MjData backend
 from .mujoco_dynamics import MassMatrixTerms
+from .mujoco_friction import BatchFrictionForce
 
 __all__ = ["MujocoBatchBackend", "joint_info", "gl_available"]
 
@@ -133,6 +134,7 @@ class MujocoBatchBackend(PhysicsBackend):
         self._model_copy: mujoco.MjModel | None = None
         self._mass: dict[str, Any] | None = None  # bound M / qfrc_bias and the terms, once used
         self._derived_current = True  # whether bound derived fields describe the current state
+        self._friction: dict[str, Any] | None = None  # friction-budget groups' arrays, once joint_loads is called
         b.reset(stage=self._stage)
 
     # -- PhysicsBackend ----------------------------------------------------------------------
@@ -160,6 +162,10 @@ class MujocoBatchBackend(PhysicsBackend):
         field has been bound through :meth:`field` the pass is skipped (nothing would read it;
         binding one computes it then), which saves about 20 % of an Ant substep."""
         stage = self._stage if derived and (self._bound or self._mass is not None) else 0
+        if self._friction is not None:  # the velocity the step's forward reads (joint_loads)
+            if nstep != 1:
+                raise ValueError("MujocoBatchBackend.step: friction-budget groups (BAM servos) step one substep at a time")
+            self._friction["qvel"][:] = self.qvel[:, self._dadr]
         self.batch.step(nstep=int(nstep), stage=stage)
         self._derived_current = stage != 0
 
@@ -224,6 +230,46 @@ class MujocoBatchBackend(PhysicsBackend):
             self._derived_current = True
         return mm["terms"](mm["M"], mm["bias"], self.joints.dof_adr[ids])
 
+    # -- friction-budget groups (BAM servos): mujoco_friction.py ----------------------------
+    def joint_loads(self) -> np.ndarray:
+        """``(num_envs, J)`` external torques [N·m or N] on the joints at every world's last forward:
+        ``-qfrc_bias + qfrc_constraint`` less the joints' own dry friction, which MuJoCo's constraint law
+        gives (:mod:`.mujoco_friction`; ``ValueError`` for a model with noslip). From the first call on,
+        every step runs one substep per call and resets compute the accelerations (a live view set up once)."""
+        f = self._friction
+        if f is None:
+            f = self._friction = {
+                "force": BatchFrictionForce(self.model, self.joints.dof_adr, "MujocoBatchBackend"),
+                "bias": self.batch.bind("qfrc_bias"), "constraint": self.batch.bind("qfrc_constraint"),
+                "qacc": self.batch.bind("qacc"), "qvel": np.array(self.qvel[:, self._dadr]),
+                "frictionloss": self.model_field("dof_frictionloss"), "damping": self.model_field("dof_damping"),
+            }
+            self.batch.forward(stage=int(mujoco.mjtStage.mjSTAGE_ACC))  # the outputs describe the current state
+            self._derived_current = True
+        d = self._dadr
+        weights = self.batch.expanded("dof_invweight0")
+        weights = self.model.dof_invweight0[d][None] if weights is None else weights[:, d]
+        friction = f["force"](f["qacc"][:, d], f["qvel"], f["frictionloss"][:, d], weights)
+        return f["constraint"][:, d] - f["bias"][:, d] - friction
+
+    def set_joint_friction(self, cols: Any, frictionloss: np.ndarray, damping: np.ndarray) -> None:
+        """Per-world ``dof_frictionloss`` [N·m] and ``dof_damping`` [N·m·s/rad] of the joints ``cols``
+        (indices into :attr:`joints`) for the coming substeps, from ``(num_envs, len(cols))`` arrays."""
+        dofs = self.joints.dof_adr[cols]
+        self.model_field("dof_frictionloss")[:, dofs] = frictionloss
+        self.model_field("dof_damping")[:, dofs] = damping
+
+    def set_joint_armature(self, cols: Any, armature: np.ndarray, env_ids: Any = None) -> None:
+        """Per-world ``dof_armature`` [kg·m²] of the joints ``cols`` for ``env_ids`` (None: all) from a
+        ``(num_envs, len(cols))`` array, then their worlds' constants (:meth:`set_const`)."""
+        dofs, ids = self.joints.dof_adr[cols], self._ids(env_ids)
+        rows = slice(None) if ids is None else ids
+        field = self.model_field("dof_armature")
+        if np.array_equal(field[rows][:, dofs], armature[rows]):
+            return
+        field[np.arange(self.num_envs)[rows][:, None], dofs[None, :]] = armature[rows]
+        self.set_const(ids)
+
     def model_field(self, name: str) -> np.ndarray:
         """Per-world values ``(num_envs, ...)`` of a model field (``body_mass``, ``geom_friction``,
         ``dof_damping``, ``opt.gravity``, ...), writable. After writing a field that
@@ -267,7 +313,11 @@ class MujocoBatchBackend(PhysicsBackend):
             arr[rows] = v
         if time is not None:
             self.time[rows] = np.broadcast_to(np.asarray(time, dtype=np.float64), (n,))
-        self._few(self.batch.forward, ids, self._stage)
+        if self._friction is not None:  # joint_loads reads the forward's accelerations and velocities
+            self._few(self.batch.forward, ids, int(mujoco.mjtStage.mjSTAGE_ACC))
+            self._friction["qvel"][rows] = self.qvel[rows][:, self._dadr]
+        else:
+            self._few(self.batch.forward, ids, self._stage)
         if ids is None:
             self._derived_current = True
 

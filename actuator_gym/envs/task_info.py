@@ -39,9 +39,8 @@ def vector_info(task: Any, stepped: np.ndarray, reset: np.ndarray, ended: np.nda
         act["joint_vel"], act["_joint_vel"] = task.backend.joint_vel(), everyone.copy()
     for key, value in task.actuator_telemetry().items():
         act[key], act["_" + key] = np.array(value), everyone.copy()
-    if task.native is not None:  # motor_temperature, motor_current (native DC-motor extras only)
-        for key, value in task.native.motor_telemetry.items():
-            act[key], act["_" + key] = value.copy(), everyone.copy()
+    for key, value in task.rig.engine.motor_telemetry.items():  # native DC-motor extras, BAM servos' keys
+        act[key], act["_" + key] = value.copy(), everyone.copy()
     shown = task.rig.shown(reset)  # the one rule (the wrapper's too): reset envs, and envs whose parameters were set
     params: dict[str, Any] = {}  # in every info (see above): the values in force, masked
     for g, p in task.rig.parameters().items():

@@ -29,6 +29,7 @@ import numpy as np
 from .lazy_telemetry import LazyTelemetry, StepSnapshot
 from .device import TorchJointState, graph_capturable
 from .execution import strategy_for
+from .friction import JointFriction
 from .telemetry import TELEMETRY, StepTelemetry
 
 __all__ = ["JointState", "SubstepParticipant", "NativeGroups", "TorchJointState", "StepTelemetry", "StepSnapshot",
@@ -134,9 +135,11 @@ class SubstepEngine:
     ):
         self.collection, self.state = collection, state
         self.dt = float(physics_dt)
-        self.participants = list(participants)
+        self.friction = JointFriction.of(collection, state)
+        """The friction-budget groups' participant (BAM servos: :mod:`actuator_gym.runtime.friction`), or None."""
+        self.participants = ([self.friction] if self.friction is not None else []) + list(participants)
         self.begins = [p.begin for p in self.participants if callable(getattr(p, "begin", None))]
-        self.participant_telemetry = [p.telemetry for p in self.participants if callable(getattr(p, "telemetry", None))]
+        self.participant_telemetry = [p.telemetry for p in participants if callable(getattr(p, "telemetry", None))]
         self.num_substeps = int(num_substeps)
         self.telemetry_rows: StepTelemetry | None = None
         self.mass_ids = None if collection is None or not collection.needs_mass_matrix else np.arange(collection.num_joints)
@@ -186,8 +189,11 @@ class SubstepEngine:
 
     def reset_envs(self, env_ids: Any = None) -> None:
         """After the groups re-drew ``env_ids``' parameters (None: all) and the physics reset their
-        worlds: native groups write the values in force into those worlds; nothing otherwise."""
+        worlds: native groups write the values in force into those worlds, friction-budget groups
+        their armature; nothing otherwise."""
         self.strategy.reset_envs(env_ids)
+        if self.friction is not None:
+            self.friction.reset_envs(env_ids)
 
     def parameters_changed(self, env_ids: Any = None) -> None:
         """After actuator parameters of ``env_ids`` (None: all) were set at run time."""
@@ -232,9 +238,16 @@ class SubstepEngine:
 
     @property
     def motor_telemetry(self) -> dict[str, np.ndarray]:
-        """Native motor physics' keys of the last control step (``motor_temperature`` [°C],
-        ``motor_current``; ``(num_envs, num_joints)``), ``{}`` without such groups."""
-        return self.strategy.motor_telemetry
+        """The motor keys of the last control step, ``(num_envs, num_joints)`` (NaN in the columns of
+        groups without them): native motor physics' (``motor_temperature`` [°C], ``motor_current``) and
+        BAM servos' (:data:`~actuator_gym.runtime.friction.SERVO_TELEMETRY`); ``{}`` without such groups."""
+        native = self.strategy.motor_telemetry
+        if self.friction is None:
+            return native
+        out = self.friction.telemetry()
+        for key, value in native.items():
+            out[key] = np.where(np.isnan(value), out[key], value) if key in out else value
+        return out
 
     def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...] = (),
                  extra: Sequence[np.ndarray] = ()) -> StepSnapshot:
