@@ -40,7 +40,7 @@ from .._checks import UnsupportedError
 from .._presets import preset_dir
 from .._safe_io import parse_json_object, read_text
 from .drives import Drive
-from .models import ActuatorBaseCfg
+from .models import ActuatorBaseCfg, ParamValue
 from .params import FINITE_POSITIVE, GAIN, Domain
 
 __all__ = ["BAMServoCfg", "BAMServo", "BAM_MOTORS", "BAM_FRICTION_MODELS", "bam_parameters", "share_supplies"]
@@ -319,48 +319,51 @@ class BAMServoCfg(ActuatorBaseCfg):
     """BAM's friction model of the bundled parameters: ``"m1"`` .. ``"m6"`` (:data:`BAM_FRICTION_MODELS`)."""
     params: Any = None
     """A BAM parameter file (path; read as data only) or mapping, instead of ``motor`` / ``model``."""
-    kp: Any = None
+    kp: ParamValue = None
     """The firmware's position gain (Dynamixel units; None: the motor's, 32 for MX / XL-320, 400 for XL-330)."""
-    vin: Any = None
+    vin: ParamValue = None
     """[V]: supply voltage with no load (None: the motor's nominal, 15 V MX, 7.5 V XL)."""
-    vin_drop_resistance: Any = 0.0
+    vin_drop_resistance: ParamValue = 0.0
     """[ohm]: battery + wiring resistance; the supply sags by it times the current of its joints."""
-    vin_min: Any = 0.0
+    vin_min: ParamValue = 0.0
     """[V]: the supply never sags below this."""
     supply: str | None = None
     """Name of a supply shared with other groups (None: the group's own)."""
-    kt: Any = None
+    kt: ParamValue = None
     """[N·m/A]: torque constant (None: the parameter set's)."""
-    R: Any = None
+    R: ParamValue = None
     """[ohm]: winding resistance (None: the parameter set's)."""
-    friction_base: Any = None
+    friction_base: ParamValue = None
     """[N·m]: Coulomb friction (None: the parameter set's; likewise every friction term below)."""
-    friction_stribeck: Any = None
+    friction_stribeck: ParamValue = None
     """[N·m]: extra friction at rest (Stribeck; m2, m4-m6)."""
-    load_friction_base: Any = None
+    load_friction_base: ParamValue = None
     """[1]: friction per N·m of gearbox load (m3, m4)."""
-    load_friction_stribeck: Any = None
+    load_friction_stribeck: ParamValue = None
     """[1]: extra load friction at rest (m4)."""
-    load_friction_motor: Any = None
+    load_friction_motor: ParamValue = None
     """[1]: friction per N·m of motor torque (directional, m5, m6)."""
-    load_friction_external: Any = None
+    load_friction_external: ParamValue = None
     """[1]: friction per N·m of external torque (directional, m5, m6)."""
-    load_friction_motor_stribeck: Any = None
+    load_friction_motor_stribeck: ParamValue = None
     """[1]: extra motor-load friction at rest (m5, m6)."""
-    load_friction_external_stribeck: Any = None
+    load_friction_external_stribeck: ParamValue = None
     """[1]: extra external-load friction at rest (m5, m6)."""
-    load_friction_motor_quad: Any = None
+    load_friction_motor_quad: ParamValue = None
     """[1/(N·m)]: quadratic motor-load friction (m6)."""
-    load_friction_external_quad: Any = None
+    load_friction_external_quad: ParamValue = None
     """[1/(N·m)]: quadratic external-load friction (m6)."""
-    dtheta_stribeck: Any = None
+    dtheta_stribeck: ParamValue = None
     """[rad/s]: Stribeck velocity."""
-    alpha: Any = None
+    alpha: ParamValue = None
     """[1]: Stribeck curvature."""
-    friction_viscous: Any = None
+    friction_viscous: ParamValue = None
     """[N·m·s/rad]: viscous friction (written as ``dof_damping``)."""
 
     _ASSET_FIELDS = ()
+    YAML_ALIASES: ClassVar[dict[str, str]] = {"friction_model": "model"}
+    """In a YAML group, ``model:`` names the config (``model: BAMServo``), so BAM's friction model is
+    written ``friction_model: m6``."""
     _no_stable_pd = "a BAM servo's friction acts inside the physics step (MuJoCo's frictionloss); its motor is explicit"
 
     def _parameter_set(self) -> dict[str, Any]:

@@ -37,11 +37,11 @@ def bench_mjcf(mass: float, arm_mass: float, length: float, timestep: float) -> 
 
 
 class BenchEnv(MujocoEnv):
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 500}
+    metadata = {"render_modes": ["rgb_array"]}  # no render_fps: Gymnasium checks it against dt
 
-    def __init__(self, xml_path, **kwargs):
+    def __init__(self, xml_path, frame_skip=1, **kwargs):
         obs = gym.spaces.Box(-np.inf, np.inf, (2,), np.float64)
-        super().__init__(str(xml_path), frame_skip=1, observation_space=obs, **kwargs)
+        super().__init__(str(xml_path), frame_skip=frame_skip, observation_space=obs, **kwargs)
 
     def step(self, action):
         self.do_simulation(action, self.frame_skip)
@@ -153,3 +153,73 @@ def test_parameter_file_is_read_as_data(tmp_path):
     assert a.parameters().keys() == b.parameters().keys()
     for k, v in a.parameters().items():
         assert np.array_equal(v, b.parameters()[k]), k
+
+
+
+def test_the_wrapper_and_the_batched_task_run_one_bam_servo(tmp_path):
+    """One rig: the pendulum task's BAM group (the batched backend, where the joints' dry-friction force comes
+    from MuJoCo's constraint law; float32 parameters) and the wrapper on the task's MJCF (one MjData, efc_force;
+    float64) follow the same trajectory, and report the same servo telemetry."""
+    from actuator_gym.tasks.pendulum import PendulumCfg
+
+    servo = BAMServoCfg(joint_names_expr=["hinge"], motor="mx106", model="m6", vin_drop_resistance=0.5)
+    cfg = PendulumCfg(actuators={"p": servo}, action_scale=1.0, action_offset=0.0)
+    task = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=2, actuators={"p": servo}, action_scale=1.0,
+                        action_offset=0.0).unwrapped
+    task.reset(seed=0)
+    xml = tmp_path / "pendulum.xml"
+    xml.write_text(cfg.model_xml())
+    env = BenchEnv(xml, frame_skip=cfg.decimation)
+    env.model.opt.timestep = cfg.physics_dt
+    wrapped = ActuatorWrapper(env, actuators={"p": servo}, action_scale=1.0, action_offset=0.0, joints=["hinge"])
+    wrapped.reset(seed=0)
+    env.set_state(task.backend.qpos[0].copy(), np.zeros(env.model.nv))
+    worst = 0.0
+    for target in np.random.default_rng(0).uniform(-2.0, 2.0, 60):
+        _, _, _, _, ti = task.step(np.array([[target], [target]], np.float32))
+        _, _, _, _, wi = wrapped.step(np.array([target]))
+        worst = max(worst, abs(ti["actuator"]["joint_pos"][0, 0] - wi["actuator"]["joint_pos"][0]))
+        for key in ("supply_voltage", "duty_cycle", "motor_current"):
+            np.testing.assert_allclose(ti["actuator"][key][0], wi["actuator"][key], rtol=1e-3, atol=1e-3, err_msg=key)
+    assert worst < 1e-3, worst
+
+
+def test_yaml_presets_of_the_published_servos(tmp_path):
+    """``model: BAMServo`` in YAML; BAM's friction model is ``friction_model:`` there (``model:`` names the
+    config); a parameter set is given inline only (a data file reads no other file)."""
+    from actuator_gym import configs
+
+    for motor in BAM_MOTORS:
+        cfg = configs.load(f"bam_{motor}").actuators["servos"]
+        assert isinstance(cfg, BAMServoCfg) and (cfg.motor, cfg.model) == (motor, "m6")
+        assert cfg.build(["hip", "knee"]).drive.params["kt"].nominal[0, 0].item() == pytest.approx(
+            bam_parameters(motor, "m6")["kt"], rel=1e-6)
+    body = "kind: actuators\ngroups:\n  s:\n    model: BAMServo\n    joint_names_expr: ['.*']\n    params: {}\n"
+    inline = tmp_path / "inline.yaml"
+    inline.write_text(body.replace("{}", "{kt: 1.5, R: 2.0, armature: 0.01, model: m1, actuator: mx64}"))
+    assert configs.load(inline).actuators["s"].build(["a"]).drive.params["R"].nominal[0, 0].item() == 2.0
+    path = tmp_path / "path.yaml"
+    path.write_text(body.replace("{}", "servo.json"))
+    with pytest.raises(configs.ConfigError, match="params"):
+        configs.load(path)
+
+
+def test_servo_parameters_are_redrawn_per_env_at_reset():
+    """kt, the supply and the armature randomized at reset: each env's values in force drive its torque, and each
+    world of the batched task gets its own armature in dof_armature."""
+    from actuator_gym.randomization import Uniform
+
+    servo = BAMServoCfg(joint_names_expr=["hinge"], motor="xl330", model="m3",
+                        randomization={"kt": Uniform(0.8, 1.2, operation="scale"), "vin": Uniform(6.5, 7.5),
+                                       "armature": Uniform(0.5, 2.0, operation="scale")})
+    task = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=4, actuators={"p": servo}).unwrapped
+    task.reset(seed=3)
+    params = task.rig.parameters()["p"]
+    assert len(set(params["kt"][:, 0])) == 4 and len(set(params["vin"][:, 0])) == 4
+    dof = task.backend.joints.dof_adr[0]
+    np.testing.assert_allclose(task.backend.model_field("dof_armature")[:, dof], params["armature"][:, 0], rtol=1e-6)
+    _, _, _, _, info = task.step(np.zeros((4, 1), np.float32))
+    np.testing.assert_allclose(info["actuator"]["supply_voltage"][:, 0], params["vin"][:, 0], rtol=1e-6)  # no sag set
+    again = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=4, actuators={"p": servo}).unwrapped
+    again.reset(seed=3)
+    np.testing.assert_array_equal(again.rig.parameters()["p"]["kt"], params["kt"])  # determinism under a seed
