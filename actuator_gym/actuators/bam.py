@@ -173,6 +173,8 @@ class BAMServo(Drive):
             raise UnsupportedError(f"{ctx.owner}: BAMServo runs on the numpy array path (a CPU MuJoCo backend); "
                                    f"got the {ctx.ops.name} path")
         shape = (ctx.num_envs, ctx.num_joints)
+        self.owner, self.num_envs = ctx.owner, ctx.num_envs
+        """The group's name (for messages) and its number of envs."""
         self.torque = np.zeros(shape)
         """[N·m] the motor torque of the last substep (float64)."""
         self.previous_torque = np.zeros(shape)
@@ -257,7 +259,7 @@ class Supply:
 
     def __init__(self, owner: BAMServo):
         self.members = [owner]
-        self.value = np.zeros(owner._ctx.num_envs)
+        self.value = np.zeros(owner.num_envs)
         self._stamp = 0
 
     def voltage(self, stamp: int) -> np.ndarray:
@@ -287,7 +289,7 @@ def share_supplies(drives: Iterable[Any]) -> None:
                 a, b = first.params[k], m.params[k]
                 if not (np.array_equal(a.nominal[:, :1].cpu().numpy().ravel(), b.nominal[:, :1].cpu().numpy().ravel())
                         and a.randomized == b.randomized):
-                    raise ValueError(f"supply {name!r}: groups '{first._ctx.owner}' and '{m._ctx.owner}' give different "
+                    raise ValueError(f"supply {name!r}: groups '{first.owner}' and '{m.owner}' give different "
                                      f"{k!r}; the groups on one supply must give the same vin, vin_drop_resistance, "
                                      "vin_min (and randomize them alike)")
         shared = first.supply
