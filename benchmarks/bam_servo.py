@@ -3,14 +3,16 @@
     python benchmarks/bam_servo.py [--envs 64 256] [--steps 50] [--rounds 9]
 
 Two ``actuator_gym/Quadruped-v0`` vector envs of ``--envs`` worlds each: every leg joint in one
-``DCMotorCfg`` group (the task's Go1-class preset, ``go1_dc_motor_cfg()``), or in one
 ``BAMServoCfg(motor="mx106", model="m6")`` group (BAM's richest friction model, the supply sagging
-through 0.5 ohm). Each round runs ``--steps`` control steps of each, the order alternating, with the
-same seeded random actions (resets as the episodes end); the table shows the median time per
-control step and the median of the per-round ratios BAM / DC motor (the issue's bound: 1.5).
-Both groups do their own physics (the BAM group's budgets add MuJoCo friction constraints), so the
-ratio is the whole cost of choosing the BAM servo, not only its arithmetic. The machine's load
-average is printed first: compare rows of one run only.
+through 0.05 ohm of wiring shared by the 12 servos), or in one ``DCMotorCfg`` group of the same motor without BAM's firmware, friction
+and battery: the PD and the torque-speed line the MX-106 has at full supply (stiffness ``kt vin kp
+error_gain / R``, damping ``kt^2 / R``, stall ``kt vin max_pwm / R``, no-load ``vin max_pwm / kt``), so
+both robots carry their weight alike (a Go1-class DC motor stands where the weaker MX-106 sags onto
+more contacts, which would time the physics, not the model). Each round runs ``--steps`` control
+steps of each, the order alternating, with the same seeded random actions (resets as the episodes
+end); the table shows the median time per control step and the median of the per-round ratios
+BAM / DC motor (the issue's bound: 1.5). The ratio includes the physics of the friction constraints
+BAM's budgets add. The machine's load average is printed first: compare rows of one run only.
 """
 
 from __future__ import annotations
@@ -24,13 +26,21 @@ import gymnasium as gym
 import numpy as np
 
 import actuator_gym  # noqa: F401  (registers the ids)
-from actuator_gym import BAMServoCfg
-from actuator_gym.tasks.quadruped import go1_dc_motor_cfg
+from actuator_gym import BAMServoCfg, DCMotorCfg
+from actuator_gym.actuators.bam import BAM_MOTORS, bam_parameters
+
+
+def same_motor_dc(motor: str = "mx106") -> DCMotorCfg:
+    """The DC motor with a BAM servo's PD and torque-speed line at full supply (module doc)."""
+    c, p = BAM_MOTORS[motor], bam_parameters(motor, "m6")
+    kt, R = p["kt"], p["R"]
+    return DCMotorCfg(joint_names_expr=[".*"], stiffness=kt * c.vin * c.kp * c.error_gain / R, damping=kt**2 / R,
+                      saturation_effort=kt * c.vin * c.max_pwm / R, actuator_velocity_limit=c.vin * c.max_pwm / kt)
 
 
 def make(kind: str, n: int):
-    cfg = (BAMServoCfg(joint_names_expr=[".*"], motor="mx106", model="m6", vin_drop_resistance=0.5, vin_min=10.0)
-           if kind == "bam" else go1_dc_motor_cfg())
+    cfg = (BAMServoCfg(joint_names_expr=[".*"], motor="mx106", model="m6", vin_drop_resistance=0.05, vin_min=12.0)
+           if kind == "bam" else same_motor_dc())
     env = gym.make_vec("actuator_gym/Quadruped-v0", num_envs=n, actuators={"legs": cfg})
     env.reset(seed=0)
     return env

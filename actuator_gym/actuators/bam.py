@@ -173,15 +173,17 @@ class BAMServo(Drive):
             raise UnsupportedError(f"{ctx.owner}: BAMServo runs on the numpy array path (a CPU MuJoCo backend); "
                                    f"got the {ctx.ops.name} path")
         shape = (ctx.num_envs, ctx.num_joints)
+        self.dtype = np.dtype(str(ctx.dtype).replace("torch.", ""))
+        """The model's dtype: the state and the laws run in it (float64 in the wrapper, float32 in the tasks)."""
         self.owner, self.num_envs = ctx.owner, ctx.num_envs
         """The group's name (for messages) and its number of envs."""
-        self.torque = np.zeros(shape)
+        self.torque = np.zeros(shape, self.dtype)
         """[N·m] the motor torque of the last substep (float64)."""
-        self.previous_torque = np.zeros(shape)
+        self.previous_torque = np.zeros(shape, self.dtype)
         """[N·m] the motor torque of the substep before it (what the friction budget reads)."""
-        self.duty_cycle = np.zeros(shape)
+        self.duty_cycle = np.zeros(shape, self.dtype)
         """The firmware's duty cycle of the last substep, in ``[-max_pwm, max_pwm]``."""
-        self.velocity = np.zeros(shape)
+        self.velocity = np.zeros(shape, self.dtype)
         """[rad/s] the joint velocity the last substep read."""
         self.supply = Supply(self)
         """The supply this group draws from (shared with other groups by :func:`share_supplies`)."""
@@ -204,52 +206,67 @@ class BAMServo(Drive):
     def compute(self, q, qd, tq, tqd, tff, dt, out):
         self._computes += 1
         vin = self.supply.voltage(self._computes)[:, None]
-        p = self.p
-        kt, R = p("kt"), p("R")
-        duty = (tq - q) * p("kp") * p("error_gain")
-        if self._limited:
-            span = R * p("max_current") / vin
-            center = kt * qd / vin
-            duty = np.clip(duty, center - span, center + span)
-        max_pwm = p("max_pwm")
-        np.clip(duty, -max_pwm, max_pwm, out=self.duty_cycle)
-        torque = kt * (vin * self.duty_cycle) / R
-        torque -= kt**2 * qd / R
-        self.previous_torque[...] = self.torque
-        self.torque[...] = torque
+        a, duty, tmp = self._a, self.duty_cycle, self._tmp
+        np.subtract(tq, q, out=duty)
+        duty *= a["kp_gain"]  # kp * error_gain
+        if self._limited:  # the firmware's current limiter: kt qd / V +- R max_current / V
+            np.multiply(a["kt"], qd, out=tmp)
+            tmp /= vin
+            span = a["R"] * a["max_current"] / vin
+            np.clip(duty, tmp - span, tmp + span, out=duty)
+        np.clip(duty, a["neg_max_pwm"], a["max_pwm"], out=duty)
+        self.previous_torque, self.torque = self.torque, self.previous_torque  # keep the previous substep's
+        torque = self.torque
+        np.multiply(vin, duty, out=torque)
+        torque *= a["kt"]
+        torque /= a["R"]
+        np.multiply(a["kt2"], qd, out=tmp)
+        tmp /= a["R"]
+        torque -= tmp
         self.velocity[...] = qd
         out[...] = torque
 
     def refresh(self):
-        self._limited = bool(np.isfinite(self.p("max_current")).any())
+        p = self.p
+        self._limited = bool(np.isfinite(p("max_current")).any())
+        # the values in force and their products, recomputed at every re-draw (the laws read them per substep)
+        self._a = {k: p(k) for k in self.PARAMS}
+        self._a.update(kp_gain=p("kp") * p("error_gain"), neg_max_pwm=-p("max_pwm"), kt2=p("kt") ** 2,
+                       inv_dtheta=1.0 / p("dtheta_stribeck"))
+        self._tmp = np.empty_like(p("kt"))
 
     def friction_budget(self, external_torque: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(frictionloss [N·m], damping [N·m·s/rad])`` ``(num_envs, num_joints)`` for the coming substep,
         from the external torque on the joints (module doc), the previous substep's motor torque and
         the velocity the last substep read (BAM's ``Model.compute_frictions``)."""
-        p, tm, te, dq = self.p, self.previous_torque, external_torque, self.velocity
+        a, tm, dq = self._a, self.previous_torque, self.velocity
+        te = external_torque.astype(self.dtype, copy=False)
         if self.directional:
-            gearbox = np.abs(te * p("load_friction_external") - tm * p("load_friction_motor"))
-            if self.stribeck:
-                gearbox_stribeck = np.abs(te * p("load_friction_external_stribeck") - tm * p("load_friction_motor_stribeck"))
+            gearbox = np.abs(te * a["load_friction_external"] - tm * a["load_friction_motor"])
         else:
             gearbox = np.abs(te - tm)
-        fl = p("friction_base").copy()
-        if self.load_dependent:
-            fl += gearbox if self.directional else p("load_friction_base") * gearbox
+        fl = a["friction_base"] + (gearbox if self.directional else a["load_friction_base"] * gearbox) \
+            if self.load_dependent else a["friction_base"].copy()
         if self.stribeck:
-            coeff = np.exp(-(np.abs(dq / p("dtheta_stribeck")) ** p("alpha")))
-            fl += coeff * p("friction_stribeck")
+            coeff = np.abs(dq * a["inv_dtheta"])
+            np.power(coeff, a["alpha"], out=coeff)
+            np.negative(coeff, out=coeff)
+            np.exp(coeff, out=coeff)
+            fl += coeff * a["friction_stribeck"]
             if self.load_dependent:
-                fl += gearbox_stribeck * coeff if self.directional else p("load_friction_stribeck") * gearbox * coeff
-                if self.quadratic:
-                    enable = np.sign(te) != np.sign(tm)
-                    toward_motor = np.abs(te) < np.abs(tm)
-                    toward_external = np.abs(te) > np.abs(tm)
-                    quad = (toward_motor * (p("load_friction_external_quad") * np.abs(te) ** 2)
-                            + toward_external * (p("load_friction_motor_quad") * np.abs(tm) ** 2))
-                    fl += coeff * quad * enable
-        return fl, p("friction_viscous")
+                if self.directional:
+                    g = np.abs(te * a["load_friction_external_stribeck"] - tm * a["load_friction_motor_stribeck"])
+                else:
+                    g = a["load_friction_stribeck"] * gearbox
+                if self.quadratic:  # the load-side term when the motor dominates, the motor-side one otherwise
+                    ae, am = np.abs(te), np.abs(tm)
+                    quad = np.where(ae < am, a["load_friction_external_quad"] * ae**2,
+                                    np.where(ae > am, a["load_friction_motor_quad"] * am**2, 0.0))
+                    quad *= np.sign(te) != np.sign(tm)
+                    g += quad
+                g *= coeff
+                fl += g
+        return fl, a["friction_viscous"]
 
 
 class Supply:
@@ -259,7 +276,7 @@ class Supply:
 
     def __init__(self, owner: BAMServo):
         self.members = [owner]
-        self.value = np.zeros(owner.num_envs)
+        self.value = np.zeros(owner.num_envs, owner.dtype)
         self._stamp = 0
 
     def voltage(self, stamp: int) -> np.ndarray:

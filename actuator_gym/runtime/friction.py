@@ -68,18 +68,15 @@ class JointFriction:
 
     def __init__(self, groups: list, state: FrictionState, num_envs: int, num_joints: int):
         self.groups, self.state = groups, state
-        self.values = {k: np.full((num_envs, num_joints), np.nan) for k in SERVO_TELEMETRY}
+        self.shape = (num_envs, num_joints)
+        self.budgets: list = [None] * len(groups)
+        """Each group's last ``(frictionloss, damping)`` (the telemetry derives from it when read)."""
 
     def substep(self, k: int) -> None:
         loads = self.state.joint_loads()
-        v = self.values
-        for cols, drive in self.groups:
-            frictionloss, damping = drive.friction_budget(loads[:, cols])
-            self.state.set_joint_friction(cols, frictionloss, damping)
-            v["friction_budget"][:, cols] = frictionloss + damping * np.abs(drive.velocity)
-            v["supply_voltage"][:, cols] = drive.supply.value[:, None]
-            v["motor_current"][:, cols] = drive.torque / drive.p("kt")
-            v["duty_cycle"][:, cols] = drive.duty_cycle
+        for i, (cols, drive) in enumerate(self.groups):
+            budget = self.budgets[i] = drive.friction_budget(loads[:, cols])
+            self.state.set_joint_friction(cols, *budget)
 
     def reset_envs(self, env_ids: Any = None) -> None:
         """The groups' armature of ``env_ids`` (None: all) into the engine (after their parameters were re-drawn)."""
@@ -87,4 +84,13 @@ class JointFriction:
             self.state.set_joint_armature(cols, drive.p("armature"), env_ids)
 
     def telemetry(self) -> dict[str, np.ndarray]:
-        return {k: v.copy() for k, v in self.values.items()}
+        """:data:`SERVO_TELEMETRY` of the last substep, fresh ``(num_envs, num_joints)`` arrays (NaN in the
+        columns of other groups; the budget 0 before the first substep)."""
+        out = {k: np.full(self.shape, np.nan) for k in SERVO_TELEMETRY}
+        for (cols, drive), budget in zip(self.groups, self.budgets):
+            frictionloss, damping = budget if budget is not None else (0.0, 0.0)
+            out["friction_budget"][:, cols] = frictionloss + damping * np.abs(drive.velocity)
+            out["supply_voltage"][:, cols] = drive.supply.value[:, None]
+            out["motor_current"][:, cols] = drive.torque / drive.p("kt")
+            out["duty_cycle"][:, cols] = drive.duty_cycle
+        return out
