@@ -32,10 +32,12 @@ from ._config_checks import TRUST_KEY, ConfigError, key_path, mapping
 from .randomization.streams import EnvStreams
 from .actuators.actuator import Actuator
 from .actuators.asset import JOINT_PROPERTY_FIELDS
+from .actuators.backlash import Backlash
 from .actuators.delay import Delay
 from .actuators.drives import Drive
+from .actuators.encoder import MAX_ENCODER_COUNTS
 from .actuators.implicit import ImplicitOptions
-from .actuators.models import DELAY_ALIASES
+from .actuators.models import DELAY_ALIASES, bus_plan
 from .actuators.params import NONNEG, BindContext, Param
 
 __all__ = ["GroupChecker", "MODEL_FIELDS"]
@@ -56,11 +58,13 @@ MODEL_FIELDS = (*JOINT_PROPERTY_FIELDS, "joint_effort_limit", "joint_velocity_li
 
 def _stage_labels(stages: list) -> list[str]:
     """The labels :class:`~actuator_gym.actuators.Actuator` gives a recipe's stages: ``delay``,
-    ``drive``, ``clamping[i]`` (qualified parameter names such as ``clamping[1].max_effort``)."""
+    ``backlash``, ``drive``, ``clamping[i]`` (qualified parameter names such as ``clamping[1].max_effort``)."""
     out, k = [], 0
     for p in stages:
         if isinstance(p, Delay):
             out.append("delay")
+        elif isinstance(p, Backlash):
+            out.append("backlash")
         elif isinstance(p, Drive):
             out.append("drive")
         else:
@@ -111,7 +115,14 @@ class GroupChecker:
             model = body.pop("model", None)
             if model not in table:
                 raise ConfigError(f"{self.where}: {gk}.model must be one of {sorted(table)}, got {model!r}")
+            for alias, name in getattr(table[model], "YAML_ALIASES", {}).items():  # BAMServo: friction_model -> model
+                if alias in body:
+                    body[name] = body.pop(alias)
             out[gname] = self.build(table[model], body, gk)
+        try:
+            bus_plan(out)  # the groups of one bus give it the same fields
+        except ValueError as exc:
+            raise ConfigError(f"{self.where}: {key}: {exc}") from None
         return out
 
     def build(self, cls: type, body: dict, key: str) -> Any:
@@ -140,9 +151,14 @@ class GroupChecker:
             return {rk: self.dist(self.mapping(rv, key_path(kp, rk)), key_path(kp, rk)) for rk, rv in self.mapping(v, kp).items()}
         if name == "implicit_options":
             return self.implicit_options(v, kp)
+        if name == "params":  # a BAM parameter set, inline only: a data file reads no other file
+            doc = self.mapping(v, kp)
+            return {k: x if k in ("model", "actuator") else self.number(x, key_path(kp, k)) for k, x in doc.items()}
         if kind.endswith("| None") and v is None:
             return None
         base = kind.replace("| None", "").strip()
+        if name == "encoder_resolution":
+            return self.integer(v, kp, 2, MAX_ENCODER_COUNTS, "counts per revolution")
         if base == "int":
             return self.integer(v, kp, 0, self.limits.max_delay_steps, "substeps (ConfigLimits.max_delay_steps)")
         if base == "bool":
@@ -298,10 +314,11 @@ class GroupChecker:
             delay = cfg.delay_part()
         if delay is not None:
             aliases.update(DELAY_ALIASES)
-        stages = [p for p in (delay, recipe["drive"], *recipe.get("clamping", [])) if p is not None]
+        backlash = cfg.backlash_part() if hasattr(cfg, "backlash_part") else None  # as ActuatorBaseCfg.build
+        stages = [p for p in (delay, backlash, recipe["drive"], *recipe.get("clamping", [])) if p is not None]
         joints = max([len(v) for p in stages for v in p.raw_values.values() if isinstance(v, (list, tuple))] or [1])
         self._check_params(cfg, stages, aliases, kwargs, key, joints)
-        self._probe(cfg, stages, delay, aliases, key, joints)
+        self._probe(cfg, stages, delay, backlash, aliases, key, joints)
 
     def _check_params(self, cfg, stages, aliases, kwargs, key, joints) -> None:
         """Each part parameter alone (then with its randomization), blaming the YAML key that set it."""
@@ -339,7 +356,7 @@ class GroupChecker:
                 except ValueError as exc:
                     raise self.err(blame if k is None or dist is not None else key_path(blame, k), exc) from None
 
-    def _probe(self, cfg, stages, delay, aliases, key, joints) -> None:
+    def _probe(self, cfg, stages, delay, backlash, aliases, key, joints) -> None:
         """Bind the recipe to a one-env batch, once per ``{regex: value}`` entry."""
         dicts = [len(v) for p in stages for v in p.raw_values.values() if isinstance(v, dict)]
         for i in range(max(dicts or [1])):
@@ -348,8 +365,10 @@ class GroupChecker:
                 for p in stages
             ]
             d = variants.pop(0) if delay is not None else None
+            b = variants.pop(0) if backlash is not None else None
+            encoder = cfg.encoder_part() if hasattr(cfg, "encoder_part") else None
             try:
-                Actuator(drive=variants[0], delay=d, clamping=variants[1:], num_envs=1, num_joints=joints,
+                Actuator(drive=variants[0], delay=d, backlash=b, encoder=encoder, clamping=variants[1:], num_envs=1, num_joints=joints,
                          randomization=dict(cfg.randomization), aliases=aliases, effort_mode=cfg.effort_mode,
                          name=type(cfg).__name__)
             except (TypeError, ValueError) as exc:

@@ -1,5 +1,10 @@
 """``Actuator``: a recipe of parts (Delay -> Drive -> Clamping[...]) bound to a batch of envs.
 
+Optionally the drive reads the measured state through a :class:`~.backlash.Backlash` (the motor side
+of a gear play) and an :class:`~.encoder.Encoder` (a quantized position and its firmware velocity);
+the backlash also gates the effort after the clamps (docs/actuators.md, "Backlash, encoders and the
+bus"). Both run in the explicit effort mode only.
+
 One calling convention serves every model, composed by hand or built from a named config::
 
     effort = model.compute(joint_pos=q, joint_vel=qd, target_pos=q_star, target_vel=qd_star,
@@ -44,9 +49,11 @@ from .._checks import (
     check_num_envs,
     check_str,
 )
+from .backlash import Backlash
 from .clamps import Clamping
 from .delay import Delay
 from .drives import Drive, DrivePD, DrivePID
+from .encoder import Encoder
 from .implicit import ImplicitOptions, StablePDSolver, implicit_drive_error, prepare_implicit, run_implicit
 from .params import Param, UnknownParameterError
 from .part import Part
@@ -61,6 +68,10 @@ class Actuator(BatchModel):
         drive: a :class:`Drive` (``DrivePD``, ``DrivePID``, neural drives).
         delay: optional :class:`Delay` on the commands.
         clamping: clamps applied in order to the drive's output.
+        backlash: optional :class:`Backlash`: the drive reads the motor side of a gear play, and
+            no effort passes while the target lies inside the play (explicit effort mode only).
+        encoder: optional :class:`Encoder`: the drive reads the quantized position (of the motor
+            side, with a backlash) and its difference over ``dt`` as the velocity (explicit only).
         num_envs: number of parallel environments.
         num_joints: joints driven (inferred from ``joint_names`` if omitted).
         joint_names: names of the driven joints (needed for ``{regex: value}`` parameters and for
@@ -100,6 +111,8 @@ class Actuator(BatchModel):
         array_backend: str = "auto",
         name: str = "actuator",
         aliases: Mapping[str, str] | None = None,
+        backlash: Backlash | None = None,
+        encoder: Encoder | None = None,
     ):
         # every argument is checked before anything is built
         name = check_str(name, "name", "Actuator")
@@ -107,6 +120,9 @@ class Actuator(BatchModel):
             raise TypeError(f"{name}: drive must be a Drive (e.g. DrivePD), got {type(drive).__name__}")
         if delay is not None and not isinstance(delay, Delay):
             raise TypeError(f"{name}: delay must be a Delay or None, got {type(delay).__name__}")
+        for label, part, cls in (("backlash", backlash, Backlash), ("encoder", encoder, Encoder)):
+            if part is not None and not isinstance(part, cls):
+                raise TypeError(f"{name}: {label} must be a {cls.__name__} or None, got {type(part).__name__}")
         if clamping is None:
             clamping = ()
         if isinstance(clamping, Clamping):
@@ -133,6 +149,13 @@ class Actuator(BatchModel):
             raise ValueError(f"{name}: effort_mode must be 'explicit' or 'implicit', got {effort_mode!r}")
         if effort_mode == "implicit" and not isinstance(drive, DrivePD):  # Stable-PD: PD/PID laws only
             raise UnsupportedError(implicit_drive_error(name, drive))
+        explicit_only = [f for f, p in (("backlash", backlash), ("encoder_resolution", encoder)) if p is not None]
+        if effort_mode == "implicit" and explicit_only:
+            raise UnsupportedError(
+                f"{name}: {' and '.join(explicit_only)} run(s) on the explicit path only (what the drive reads "
+                "at the measured state); effort_mode='implicit' (Stable-PD, ImplicitActuatorCfg) is not supported "
+                "with it; use effort_mode='explicit' (an explicit model, e.g. IdealPDActuatorCfg)"
+            )
         device = check_device(device, name)
         dtype = check_dtype(dtype, name)
         streams = self.new_generator(seed, num_envs, name)  # validates the seed
@@ -159,8 +182,11 @@ class Actuator(BatchModel):
         self.implicit_options: ImplicitOptions | None = None
         """Options of the Stable-PD solve (None: Newton 1.8's defaults); named configs set their
         ``implicit_options`` field here."""
-        self.needs_dt = self._stable_pd or isinstance(drive, DrivePID)
-        """Whether ``compute`` needs ``dt=`` (a PID drive or the Stable-PD effort mode)."""
+        self.needs_dt = self._stable_pd or isinstance(drive, DrivePID) or encoder is not None
+        """Whether ``compute`` needs ``dt=`` (a PID drive, an encoder or the Stable-PD effort mode)."""
+        self.explicit_only: tuple[str, ...] = tuple(explicit_only)
+        """The config fields of this model that run in the runtime only (``"backlash"``,
+        ``"encoder_resolution"``; a collection adds ``"bus"``): no MuJoCo-native form, no Newton export."""
         self.cfg = None  # the named config this model was built from, if any
 
         ctx = self._bind_context(self.num_joints, joint_names, dtype)
@@ -168,6 +194,10 @@ class Actuator(BatchModel):
         stages: list[tuple[str, Any]] = []
         if delay is not None:
             stages.append(("delay", delay))
+        if backlash is not None:
+            stages.append(("backlash", backlash))
+        if encoder is not None:
+            stages.append(("encoder", encoder))
         stages.append(("drive", drive))
         stages += [(f"clamping[{i}]", c) for i, c in enumerate(clamping)]
         self._param_index: dict[str, list[tuple[str, Param]]] = {}
@@ -188,9 +218,13 @@ class Actuator(BatchModel):
                 f"{name}: randomization names unknown parameter(s) {sorted(rand)}; "
                 f"parameters are {sorted(k for k in self._param_index if '.' not in k)}"
             )
-        self.delay: Delay | None = bound[0] if delay is not None else None
-        self.drive: Drive = bound[1 if delay is not None else 0]
-        self.clamping: list[Clamping] = bound[2 if delay is not None else 1 :]
+        by_label = dict(zip((label for label, _ in stages), bound))
+        self.delay: Delay | None = by_label.get("delay")
+        self.backlash: Backlash | None = by_label.get("backlash")
+        self.encoder: Encoder | None = by_label.get("encoder")
+        first = [label for label, _ in stages].index("drive")
+        self.drive: Drive = bound[first]
+        self.clamping: list[Clamping] = bound[first + 1 :]
         self._parts: tuple[Part, ...] = tuple(bound)
 
         n, j = self.num_envs, self.num_joints
@@ -221,7 +255,7 @@ class Actuator(BatchModel):
     # -- public read-only views --------------------------------------------------------------
     @property
     def parts(self) -> tuple[Part, ...]:
-        """The bound parts in recipe order: ``(delay?, drive, *clamping)``."""
+        """The bound parts in recipe order: ``(delay?, backlash?, encoder?, drive, *clamping)``."""
         return self._parts
 
     @property
@@ -388,22 +422,30 @@ class Actuator(BatchModel):
             self.store_efforts(*run_implicit(self, q, qd, tq, tqd, tff, prepared))
         else:
             computed, applied = self._computed, self._applied
-            self.drive.compute(q, qd, tq, tqd, tff, dt, computed)
+            q_read, qd_read, backlash = q, qd, self.backlash  # what the drive reads
+            if backlash is not None:
+                q_read, qd_read = backlash.apply(q, qd, tq, tqd)
+            if self.encoder is not None:
+                q_read, qd_read = self.encoder.apply(q_read, dt)
+            self.drive.compute(q_read, qd_read, tq, tqd, tff, dt, computed)
             clamps = self.clamping
             if not clamps:
                 applied[...] = computed
-            else:
+            else:  # the clamps act on the joint's own state (a DC motor's speed, a linkage's angle)
                 src = computed
                 for c in clamps:
                     c.apply(src, q, qd, applied)
                     src = applied
+            if backlash is not None:
+                backlash.gate(computed, applied)
         if self.check_finite:
             self._check([("computed_effort", self._computed), ("applied_effort", self._applied)])
 
     def _precheck(self, dt, inverse_mass, bias_force):
         """The inputs a PID drive / the Stable-PD mode need, checked; the Stable-PD solve's prepared inputs."""
         if dt is None:
-            what = "effort_mode='implicit'" if self._stable_pd else type(self.drive).__name__
+            what = ("effort_mode='implicit'" if self._stable_pd else type(self.drive).__name__
+                    if isinstance(self.drive, DrivePID) else "encoder_resolution (the velocity it reads)")
             raise ValueError(f"{self.name}: {what} needs dt= (the substep in s, > 0), got None")
         return prepare_implicit(self, dt, inverse_mass, bias_force) if self._stable_pd else None
 

@@ -22,7 +22,8 @@ Delay (any of the above)     ``nsample = max_delay``, ``delay = (L - 0.5) * time
 ============================ =============================================================================
 
 Refused, naming the group and the reason: a part without a native form (the position-based /
-remotized limit, learned drives, user parts), the Stable-PD effort mode
+remotized limit, learned drives, user parts), ``backlash``, ``encoder_resolution`` and ``bus``
+(``Actuator.explicit_only``: they run in the runtime), the Stable-PD effort mode
 (``effort_mode="implicit"``, ``ImplicitActuatorCfg``), a PID drive into a DC motor (the
 motor's integrator has other anti-windup), a max-effort clamp before the DC-motor clamp, a dead
 motor or an unlimited no-load speed (no finite ``R``), a delay longer than :data:`MAX_NATIVE_DELAY`.
@@ -124,6 +125,9 @@ def _plan_group(name: str, model: Any, cols: Sequence[int], engine: str = "mujoc
     """The native plan of one group on ``engine`` (:data:`ENGINES`), or ``(None, reason)``."""
     if getattr(model, "stable_pd", False):
         return None, "the Stable-PD effort mode (effort_mode='implicit', ImplicitActuatorCfg) has no native form"
+    runtime_only = tuple(getattr(model, "explicit_only", ()))  # backlash, encoder_resolution, bus
+    if runtime_only:
+        return None, f"{', '.join(runtime_only)} run(s) in the runtime only (no MuJoCo-native form)"
     compiler = NativeCompiler()
     forms = []
     for part in model.parts:

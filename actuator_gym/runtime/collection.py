@@ -13,6 +13,10 @@ Seeding: env ``i`` of a collection (or of any model) built with ``num_envs=N, se
 randomized parameters and delays exactly as a ``num_envs=1`` one seeded ``s + i``
 (:mod:`actuator_gym.randomization.streams`).
 
+Buses (:mod:`actuator_gym.runtime.bus`): groups whose configs name a ``bus`` (or set a bus field)
+receive their commands through it, one frame per env and control step; :meth:`ActuatorCollection.begin_step`
+starts a control step (the :class:`~actuator_gym.runtime.substep.SubstepEngine` calls it).
+
 *Stable-PD* groups (``effort_mode="implicit"``, and every ``ImplicitActuatorCfg``:
 :attr:`ActuatorCollection.stable_pd_groups`) solve their drive at the predicted state and need the
 mass-matrix terms in :meth:`ActuatorCollection.compute`.
@@ -40,8 +44,11 @@ from .._checks import (
     real_array,
 )
 from ..actuators.actuator import Actuator, as_env_ids
+from ..actuators.models import bus_plan
+from ..actuators.bam import share_supplies
 from ..actuators.params import match_names
 from ..randomization.streams import derive_seeds, env_seeds
+from .bus import Bus
 
 __all__ = ["ActuatorCollection", "CommandBuffer", "OutputCommand"]
 
@@ -141,10 +148,12 @@ class OutputCommand:
 
 
 _NO_KW: dict[str, Any] = {}
+_BUS_STREAM = 0xB05
+"""The tag of the buses' per-env streams (bus ``b``: ``derive_seeds(seeds, _BUS_STREAM, b)``)."""
 
 
 class _Group:
-    __slots__ = ("name", "model", "ids", "cols", "views", "stable_pd")
+    __slots__ = ("name", "model", "ids", "cols", "views", "stable_pd", "src")
 
     def __init__(self, name: str, model: Actuator, ids: list[int]):
         self.name, self.model = name, model
@@ -153,6 +162,7 @@ class _Group:
         self.cols = slice(ids[0], ids[-1] + 1) if contiguous else np.asarray(ids)
         self.views = None  # cached column views of the collection's buffers (contiguous groups)
         self.stable_pd = model.stable_pd  # effort_mode="implicit": needs the mass-matrix terms
+        self.src = None  # the (position, velocity, effort) commands it reads: the targets, or its bus's
 
 
 class ActuatorCollection(Mapping):
@@ -221,6 +231,7 @@ class ActuatorCollection(Mapping):
                     )
                 owner[i] = gname
             selections[gname] = ids
+        on_bus = bus_plan(cfgs, what)  # checked before any group is built
 
         self._groups: dict[str, _Group] = {}
         for (gname, cfg), s in zip(cfgs.items(), self._group_seeds(seeds, len(cfgs))):
@@ -235,6 +246,7 @@ class ActuatorCollection(Mapping):
             )
             self._groups[gname] = _Group(gname, model, ids)
 
+        share_supplies(grp.model.drive for grp in self._groups.values())  # BAM servos naming one supply
         self._needs_mass = any(grp.stable_pd for grp in self._groups.values())
         self._needs_dt = any(grp.model.needs_dt for grp in self._groups.values())
         self.passive_joints = tuple(n for i, n in enumerate(self.joint_names) if i not in owner)
@@ -250,9 +262,19 @@ class ActuatorCollection(Mapping):
         self.output_command = OutputCommand(self.applied_effort)  # the effort sent is the applied effort
         self._shape = (n, j)
         self._np_dtype = np.dtype(np.float32 if dtype == torch.float32 else np.float64)
-        # Zero-copy outputs where the semantics allow it: with no delay and no passive joint the
-        # position/velocity sent are the targets themselves.
-        self._alias_command = not self.passive_joints and all(grp.model.delay is None for grp in self._groups.values())
+        # the buses: one per name, over its groups' columns; their groups read the delivered commands
+        self._buses: dict[str, Bus] = {}
+        for b, (bname, (groups, spec)) in enumerate(on_bus.items()):
+            cols = [i for g in groups for i in selections[g]]
+            self._buses[bname] = Bus(bname, groups, cols, n, *spec, derive_seeds(seeds, _BUS_STREAM, b), self.device, dtype)
+        self._targets = (self.target_command.position, self.target_command.velocity, self.target_command.effort)
+        self._delivered = tuple(torch.zeros_like(t) for t in self._targets)
+        for bus in self._buses.values():
+            bus.bind(self._delivered)
+        # Zero-copy outputs where the semantics allow it: with no delay, no bus and no passive joint
+        # the position/velocity sent are the targets themselves.
+        self._alias_command = not self.passive_joints and not self._buses and all(
+            grp.model.delay is None for grp in self._groups.values())
         if self._alias_command:
             self.output_command.position = self.target_command.position
             self.output_command.velocity = self.target_command.velocity
@@ -265,9 +287,15 @@ class ActuatorCollection(Mapping):
             applied=v(self.applied_effort),
             out_pos=v(self.output_command.position),
             out_vel=v(self.output_command.velocity),
+            bus_pos=v(self._delivered[0]),
+            bus_vel=v(self._delivered[1]),
+            bus_eff=v(self._delivered[2]),
         )
-        keys = ("pos", "vel", "eff", "out_pos", "out_vel")
+        bused = {g for bus in self._buses.values() for g in bus.groups}
         for grp in self._groups.values():
+            keys = ("bus_pos", "bus_vel", "bus_eff") if grp.name in bused else ("pos", "vel", "eff")
+            grp.src = tuple(self._views[k] for k in keys)
+            keys += ("out_pos", "out_vel")
             if isinstance(grp.cols, slice):
                 # contiguous group: the model writes its efforts straight into the collection's
                 # buffers (column views), and reads its targets from views
@@ -281,6 +309,7 @@ class ActuatorCollection(Mapping):
             and only.cols == slice(0, self.num_joints)
             and self.ops.name == "numpy"
             and not only.stable_pd
+            and not self._buses
         ):
             self._fast = only
             self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
@@ -314,6 +343,30 @@ class ActuatorCollection(Mapping):
         """Articulation indices of a group's joints."""
         self[group]
         return list(self._groups[group].ids)
+
+    @property
+    def buses(self) -> Mapping[str, Bus]:
+        """``{bus name: Bus}`` (:mod:`actuator_gym.runtime.bus`): each bus's groups, this control
+        step's ``outcome`` and ``delay`` and the per-env ``frames`` / ``holds`` / ``drops`` counts."""
+        return dict(self._buses)
+
+    def begin_step(self) -> None:
+        """A control step starts (the :class:`~actuator_gym.runtime.substep.SubstepEngine` calls it in
+        ``begin()``): each bus draws this step's frame per env; the frame carries the
+        ``target_command`` of the step's first :meth:`compute`. Nothing happens without buses."""
+        for bus in self._buses.values():
+            bus.begin()
+
+    def reset_commands(self, env_ids: Any = None) -> None:
+        """The servos on a bus of ``env_ids`` (None: all) now execute ``target_command`` (the reset
+        targets, written after :meth:`reset`; :class:`~actuator_gym.runtime.ActuatorRig` calls it). Without
+        this call after a reset, the first command after it. Nothing happens without buses."""
+        if not self._buses:
+            return
+        ids = as_env_ids(env_ids, self.num_envs, self.device)
+        ids = None if ids is None else ids.cpu().numpy()
+        for bus in self._buses.values():
+            bus.latch_commands(self._targets, self._delivered, ids)
 
     @property
     def stable_pd_groups(self) -> list[str]:
@@ -391,6 +444,13 @@ class ActuatorCollection(Mapping):
             else:
                 check_dt(dt, "ActuatorCollection")
                 self._dt_checked = dt if type(dt) is float else ()  # floats are immutable: checked once
+        for bus in self._buses.values():  # the servos' commands of this substep
+            if not bus.begun:
+                raise RuntimeError(
+                    f"ActuatorCollection: groups {list(bus.groups)} are on bus '{bus.name}': call begin_step() at the "
+                    "start of every control step, after writing target_command (a SubstepEngine does)"
+                )
+            bus.substep(self._targets, self._delivered)
         fast = self._fast
         if (
             fast is not None
@@ -429,7 +489,8 @@ class ActuatorCollection(Mapping):
                     out_pos[...] = dq
                     out_vel[...] = dqd
                 continue
-            m.compute_arrays(q[:, c], qd[:, c], v["pos"][:, c], v["vel"][:, c], v["eff"][:, c], dt, **kw)
+            src = grp.src
+            m.compute_arrays(q[:, c], qd[:, c], src[0][:, c], src[1][:, c], src[2][:, c], dt, **kw)
             applied = m.applied_array
             v["computed"][:, c] = m.computed_array
             v["applied"][:, c] = applied
@@ -479,6 +540,8 @@ class ActuatorCollection(Mapping):
         ids = as_env_ids(env_ids, self.num_envs, self.device)
         for grp in self._groups.values():
             grp.model.reset(ids)
+        for bus in self._buses.values():
+            bus.reset(None if ids is None else ids.cpu().numpy())
 
     def seed(self, seed: Any) -> None:
         """Re-seed every group's per-env streams (derived from ``seed`` as at construction): an
@@ -486,6 +549,8 @@ class ActuatorCollection(Mapping):
         seeds = env_seeds(seed, self.num_envs, "ActuatorCollection.seed", allow_none=False)
         for grp, s in zip(self._groups.values(), self._group_seeds(seeds, len(self._groups))):
             grp.model.seed(s)
+        for b, bus in enumerate(self._buses.values()):
+            bus.seed(derive_seeds(seeds, _BUS_STREAM, b))
 
     def set_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
         """Set parameter ``name`` of ``group`` for ``env_ids`` (None = all) and the group's joints

@@ -48,9 +48,13 @@ def graph_capturable(collection) -> tuple[bool, str]:
     Each part says so itself (``Part.graph_safe``: the PD / PID drives and the max-effort,
     DC-motor and position-based clamps are pure in-place tensor math; a ``Delay`` is on the torch
     path, where its write index and counters live on the device; neural drives and user parts are
-    not). Not capturable either: ``check_finite=True`` (reads values on the host) and Stable-PD groups
-    (``effort_mode="implicit"``, ``ImplicitActuatorCfg``: they need the mass matrix from the engine).
+    not). Not capturable either: ``check_finite=True`` (reads values on the host), Stable-PD groups
+    (``effort_mode="implicit"``, ``ImplicitActuatorCfg``: they need the mass matrix from the engine)
+    and buses (their frames arrive on substeps drawn on the host, :mod:`actuator_gym.runtime.bus`).
     """
+    bus = next(iter(getattr(collection, "buses", {}).values()), None)
+    if bus is not None:
+        return False, f"groups {list(bus.groups)}: bus {bus.name!r} delivers its frames on substeps drawn on the host"
     for name, model in collection.items():
         if model.check_finite:
             return False, f"group {name!r}: check_finite=True synchronises with the host"

@@ -99,8 +99,9 @@ class ActuatorGroups(Mapping):
         self[group].set_parameter(name, value, env_ids=env_ids, joint_ids=joint_ids)
 
     def randomized(self) -> list[str]:
-        """Groups with a randomized parameter (what a reset re-draws)."""
-        out = [g for g in (self.joints or ()) if self.joints[g].randomized_parameters()]
+        """Groups with a randomized parameter (what a reset re-draws) or on a bus (draws of its own)."""
+        bused = {g for bus in getattr(self.joints, "buses", {}).values() for g in bus.groups}
+        out = [g for g in (self.joints or ()) if self.joints[g].randomized_parameters() or g in bused]
         return out + (self.rotors.randomized() if self.rotors is not None else [])
 
     def __repr__(self) -> str:

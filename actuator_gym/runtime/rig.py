@@ -125,6 +125,8 @@ class ActuatorRig:
         the native worlds, the reset targets, the episode statistics and kept telemetry cleared."""
         self.engine.reset_envs(env_ids)
         self.action_map.reset(env_ids)
+        if self.collection is not None:  # the servos on a bus execute the reset targets
+            self.collection.reset_commands(env_ids)
         self.episode_stats.reset(env_ids)
         for v in (self.telemetry or {}).values():
             v[slice(None) if env_ids is None else env_ids] = 0

@@ -139,6 +139,9 @@ class SubstepEngine:
         """The friction-budget groups' participant (BAM servos: :mod:`actuator_gym.runtime.friction`), or None."""
         self.participants = ([self.friction] if self.friction is not None else []) + list(participants)
         self.begins = [p.begin for p in self.participants if callable(getattr(p, "begin", None))]
+        step = getattr(collection, "begin_step", None)  # the collection's buses draw a frame per control step
+        if callable(step):
+            self.begins.insert(0, step)
         self.participant_telemetry = [p.telemetry for p in participants if callable(getattr(p, "telemetry", None))]
         self.num_substeps = int(num_substeps)
         self.telemetry_rows: StepTelemetry | None = None
@@ -158,7 +161,8 @@ class SubstepEngine:
 
     # -- one control step ------------------------------------------------------------------------
     def begin(self) -> None:
-        """Start a control step (the telemetry counts its substeps from here; participants' ``begin``)."""
+        """Start a control step (the telemetry counts its substeps from here; the collection's
+        ``begin_step``: its buses' frames; participants' ``begin``)."""
         self.strategy.begin()
         if self.telemetry_rows is not None:
             self.telemetry_rows.begin()

@@ -80,6 +80,9 @@ class NativeActuators:
 
             if model.stable_pd:  # Stable-PD (ImplicitActuatorCfg, effort_mode="implicit"): no Newton form
                 raise ValueError(f"NativeActuators: group {name!r} is implicit (Stable-PD); only explicit groups are exported")
+            if getattr(model, "explicit_only", ()):  # backlash, encoder_resolution, bus: the runtime's only
+                raise ValueError(f"NativeActuators: group {name!r} uses {', '.join(model.explicit_only)}, which has no "
+                                 "newton.actuators form; run it on the explicit path")
             delay = exporter.export(model.delay, name) if model.delay is not None else None
             drive = exporter.export(model.drive, name)
             clamps = [exporter.export(c, name) for c in model.clamping]
