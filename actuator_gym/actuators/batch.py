@@ -121,6 +121,10 @@ class BatchModel:
         ids = as_env_ids(env_ids, self.num_envs, self.device)
         return ids, ids is not None and ids.numel() == 0
 
+    parameters_version: int = 0
+    """Counts the changes of the values in force (re-draws at reset, :meth:`set_parameter`): equal
+    counts mean equal values (consumers key their copies on it)."""
+
     def _resample(self, params: Iterable[Param], ids: torch.Tensor | None) -> bool:
         """Re-draw the randomized ``params`` for ``ids`` from each env's stream; whether any was."""
         changed = False
@@ -128,6 +132,8 @@ class BatchModel:
             if p.randomized:
                 p.resample(ids, self.generator)
                 changed = True
+        if changed:
+            self.parameters_version += 1
         return changed
 
     # -- parameters -------------------------------------------------------------------------------
@@ -184,3 +190,4 @@ class BatchModel:
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{self.name}: set_parameter({name!r}): {str(exc).removeprefix(self.name + ': ')}") from None
         refresh()
+        self.parameters_version += 1

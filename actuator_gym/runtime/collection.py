@@ -314,6 +314,9 @@ class ActuatorCollection(Mapping):
             self._fast = only
             self._fast_targets = (self._views["pos"], self._views["vel"], self._views["eff"])
         self._fast_group = self._fast
+        self._cast_in = ((np.empty(self._shape, np.float32), np.empty(self._shape, np.float32))
+                         if self.ops.name == "numpy" and self._np_dtype == np.float32 else None)
+        """float32 buffers the float64 state of a MuJoCo backend is cast into once per substep (numpy path)."""
 
     @staticmethod
     def _group_seeds(seeds: np.ndarray, n: int) -> list[np.ndarray]:
@@ -451,6 +454,14 @@ class ActuatorCollection(Mapping):
                     "start of every control step, after writing target_command (a SubstepEngine does)"
                 )
             bus.substep(self._targets, self._delivered)
+        if self._cast_in is not None:  # a backend's float64 state cast once into the model's float32 buffers
+            q_in, qd_in = self._cast_in
+            if type(joint_pos) is np.ndarray and joint_pos.dtype == np.float64 and joint_pos.shape == self._shape:
+                np.copyto(q_in, joint_pos, casting="same_kind")
+                joint_pos = q_in
+            if type(joint_vel) is np.ndarray and joint_vel.dtype == np.float64 and joint_vel.shape == self._shape:
+                np.copyto(qd_in, joint_vel, casting="same_kind")
+                joint_vel = qd_in
         fast = self._fast
         if (
             fast is not None

@@ -257,11 +257,15 @@ class EpisodeStats:
         """The statistics in Gymnasium's vector-info format: ``{group: {stat: (num_envs,) float64,
         "_stat": mask}, "_group": mask}``, set where ``mask`` ((num_envs,) bool) is (zero elsewhere)."""
         mask = np.asarray(mask, dtype=bool)
+        ended = np.flatnonzero(mask)
+        values = self._values(ended) if len(ended) else {}  # only the ended envs' statistics are computed
         out: dict[str, Any] = {}
-        for g, stats in self._values(slice(None)).items():
+        for g, _, _ in self._groups:
             gd: dict[str, Any] = {}
-            for s, v in stats.items():
-                v[~mask] = 0.0
+            for s in EPISODE_STATS:
+                v = np.zeros(len(mask))
+                if g in values:
+                    v[ended] = values[g][s]
                 gd[s], gd["_" + s] = v, mask.copy()
             out[g], out["_" + g] = gd, mask.copy()
         return out

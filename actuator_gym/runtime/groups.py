@@ -92,6 +92,11 @@ class ActuatorGroups(Mapping):
             out.update(kind.parameters())
         return out
 
+    def parameters_version(self) -> tuple[int, ...]:
+        """Every group's :attr:`~actuator_gym.actuators.batch.BatchModel.parameters_version`: equal keys,
+        equal :meth:`parameters`."""
+        return tuple(self[g].parameters_version for g in self)
+
     def set_parameter(self, group: str, name: str, value: Any, env_ids: Any = None, joint_ids: Any = None) -> None:
         """Set parameter ``name`` of group ``group`` now (:meth:`~actuator_gym.actuators.batch.BatchModel.set_parameter`:
         validated, in force at once, the new nominal over later resets); ``joint_ids`` are the

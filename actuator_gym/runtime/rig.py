@@ -99,6 +99,7 @@ class ActuatorRig:
         """The running episodes' actuator statistics (:mod:`actuator_gym.runtime.episode_stats`)."""
         self.randomized = self.groups.randomized()
         """Groups with a randomized parameter (what a reset re-draws)."""
+        self._parameters: tuple[tuple[int, ...], dict] | None = None  # (version, the values gathered then)
         self.parameters_changed = np.zeros(self.num_envs, dtype=bool)
         """Envs whose parameters :meth:`set_parameter` changed since the last :meth:`shown`."""
         self.telemetry: dict[str, np.ndarray] | None = None
@@ -141,8 +142,13 @@ class ActuatorRig:
         self.parameters_changed[slice(None) if ids is None else ids] = True
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
-        """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force (fresh arrays)."""
-        return {g: {k: v.cpu().numpy().copy() for k, v in p.items()} for g, p in self.groups.parameters().items()}
+        """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force (fresh arrays, copied from
+        values gathered once per change: :meth:`ActuatorGroups.parameters_version`)."""
+        version = self.groups.parameters_version()
+        if self._parameters is None or self._parameters[0] != version:
+            gathered = {g: {k: v.cpu().numpy() for k, v in p.items()} for g, p in self.groups.parameters().items()}
+            self._parameters = (version, gathered)
+        return {g: {k: v.copy() for k, v in p.items()} for g, p in self._parameters[1].items()}
 
     def shown(self, reset: Any = None) -> np.ndarray:
         """The rule for ``info["actuator"]["parameters"]``, the same on both doors: ``(num_envs,)``
