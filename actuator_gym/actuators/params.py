@@ -429,23 +429,29 @@ class Param:
 
     def resample(self, env_ids: torch.Tensor | None, generator: EnvStreams) -> None:
         """Set the values in force of ``env_ids`` (None = all) from nominal, drawing any distributions
-        from each env's own stream of ``generator``."""
-        if env_ids is None:
-            block = self.nominal.clone()
-        else:
-            env_ids = env_ids.cpu()
-            block = self.nominal[env_ids].clone()
+        from each env's own stream of ``generator`` (numpy on the host, one write into the values)."""
+        ids = None if env_ids is None else env_ids.cpu().numpy()
+        nominal = self.nominal.numpy()
+        block = nominal.copy() if ids is None else nominal[ids]
         if self.randomizers:
-            rng = generator.for_envs(None if env_ids is None else env_ids.numpy())
+            rng = generator.for_envs(ids)
             for cols, dist in self.randomizers:
-                block[:, cols] = dist.sample(block[:, cols], rng)
+                cols = cols.numpy() if isinstance(cols, torch.Tensor) else cols
+                block[:, cols] = dist.sample_array(block[:, cols], rng)
         if self.domain.integer:
-            block = torch.round(block)
-        block = block.to(device=self.values.device, dtype=self.values.dtype)
-        if env_ids is None:
-            self.values.copy_(block)
+            np.round(block, out=block)
+        if self.values.device.type == "cpu":
+            values = self.values.numpy()
+            if ids is None:
+                values[...] = block
+            else:
+                values[ids] = block
+            return
+        block_t = torch.from_numpy(block).to(device=self.values.device, dtype=self.values.dtype)
+        if ids is None:
+            self.values.copy_(block_t)
         else:
-            self.values[env_ids.to(self.values.device)] = block
+            self.values[env_ids.to(self.values.device)] = block_t
 
     def __repr__(self) -> str:
         return f"Param({self.name!r}, shape={tuple(self.values.shape)}, randomized={self.randomized})"

@@ -115,23 +115,22 @@ class Distribution:
     def sample(self, nominal: torch.Tensor, rng: EnvRandom) -> torch.Tensor:
         """Values in force for a block of nominal values ``(n, num_joints)`` (float64, CPU), row ``j``
         drawn from env ``rng.env_ids[j]``'s stream (``rng``: :meth:`~actuator_gym.randomization.streams.EnvStreams.for_envs`)."""
+        return torch.from_numpy(self.sample_array(nominal.numpy(), rng))
+
+    def sample_array(self, nominal: np.ndarray, rng: EnvRandom) -> np.ndarray:
+        """:meth:`sample` on a float64 numpy block: a fresh ``(n, num_joints)`` float64 array."""
         n, j = nominal.shape
         if not isinstance(rng, EnvRandom) or len(rng) != n:
             raise TypeError(
                 f"{type(self).__name__}.sample: rng must be an actuator_gym.randomization.streams.EnvRandom over the block's {n} envs, "
                 f"got {type(rng).__name__}"
             )
-        shape = (n, j) if self.per_joint else (n, 1)
-        s = torch.from_numpy(self._draw(shape, rng))
+        s = self._draw((n, j) if self.per_joint else (n, 1), rng)
         if self.integer:
-            s = torch.round(s)
+            np.round(s, out=s)
         if self.operation == "abs":
-            out = s.expand(n, j).clone()
-        elif self.operation == "scale":
-            out = nominal * s
-        else:
-            out = nominal + s
-        return out
+            return np.array(np.broadcast_to(s, (n, j)))
+        return nominal * s if self.operation == "scale" else nominal + s
 
     def value_range(self, nominal_low: float, nominal_high: float) -> tuple[float, float]:
         """Range of the values in force for nominal values in ``[nominal_low, nominal_high]``."""
