@@ -31,7 +31,7 @@ The armature (the motor's reflected inertia) is written into ``dof_armature`` pe
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Iterable, Mapping
 
 import numpy as np

@@ -27,7 +27,7 @@ and a reset of one env changes no other env's draws.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
