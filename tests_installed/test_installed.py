@@ -3,7 +3,8 @@
 The Makefile builds the wheel, installs it into a fresh virtual environment and runs this file with
 that environment's Python from a temporary working directory, so ``actuator_gym`` can only come
 from the installed package. ``ACTUATOR_GYM_REPO`` names the checkout, used only to compare the
-list of bundled files against ``configs/``; nothing is imported or read from it otherwise.
+list of bundled files against ``configs/`` and to replay one recorded BAM trace (``tests/data/bam`` and
+the repository's trace test, run on the installed package); nothing else is imported or read from it.
 """
 
 import importlib.util
@@ -180,3 +181,13 @@ def test_identify_from_the_wheel(tmp_path):
     preset = configs.load(str(tmp_path / "out" / "identify" / "actuator.yaml")).actuators["motor"]
     assert preset.min_delay == preset.max_delay == EXAMPLE_TRUTH["delay"]
     assert abs(preset.actuator_effort_limit - EXAMPLE_TRUTH["actuator_effort_limit"]) < 0.05 * EXAMPLE_TRUTH["actuator_effort_limit"]
+
+
+def test_a_bam_servo_from_the_wheel_follows_bam(tmp_path):
+    """The servo parameters are package data: the installed package's XL-330 on a sagging battery follows
+    BAM 1.0.2's recorded trace (the repository's test, run on the wheel)."""
+    spec = importlib.util.spec_from_file_location("bam_traces", REPO / "tests" / "actuators" / "test_bam.py")
+    traces = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(traces)
+    assert configs.preset_dir().name == "presets"  # the parameter files are the wheel's package data, not configs/
+    traces.test_joint_angle_follows_bam_1_0_2(tmp_path, "xl330_m6_drop")
