@@ -93,14 +93,18 @@ class Bench:
         out = {key: np.empty((W, T)) for key in ("joint_pos", "joint_vel", "effort")}
         out["joint_pos"][:, 0], out["joint_vel"][:, 0] = qpos[:, self.qadr], qvel[:, self.dadr]
         pos_cmd = coll.target_command.position.numpy()
+        applied = coll.applied_effort.numpy()  # the numpy view the backend takes as is (no tensor conversion)
+        compute, state_pos, state_vel, set_effort, step, dt = (coll.compute, be.joint_pos, be.joint_vel,
+                                                                be.set_joint_effort, be.step, self.dt)
+        qpos_j, qvel_j = be.qpos[:, self.qadr], be.qvel[:, self.dadr]  # live views of the motor's joint
         for t in range(T - 1):
             pos_cmd[:, col] = target[:, t]
-            effort = coll.compute(joint_pos=be.joint_pos(), joint_vel=be.joint_vel(), dt=self.dt)
-            be.set_joint_effort(effort)
-            be.step()
-            out["effort"][:, t] = coll.applied_effort.numpy()[:, col]
-            out["joint_pos"][:, t + 1] = be.qpos[:, self.qadr]
-            out["joint_vel"][:, t + 1] = be.qvel[:, self.dadr]
+            compute(state_pos(), state_vel(), dt)
+            set_effort(applied)
+            step()
+            out["effort"][:, t] = applied[:, col]
+            out["joint_pos"][:, t + 1] = qpos_j
+            out["joint_vel"][:, t + 1] = qvel_j
         out["effort"][:, T - 1] = out["effort"][:, T - 2]
         return out
 
