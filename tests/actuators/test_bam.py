@@ -223,3 +223,27 @@ def test_servo_parameters_are_redrawn_per_env_at_reset():
     again = gym.make_vec("actuator_gym/Pendulum-v0", num_envs=4, actuators={"p": servo}).unwrapped
     again.reset(seed=3)
     np.testing.assert_array_equal(again.rig.parameters()["p"]["kt"], params["kt"])  # determinism under a seed
+
+
+@pytest.mark.parametrize("motor, mass, length, viscous", [("mx64", 5.0, 0.3, 1.0), ("xl330", 0.5, 0.2, 0.05)])
+def test_acceptance_a_servo_stalls_where_its_torque_limit_meets_gravity(tmp_path, motor, mass, length, viscous):
+    """Physics acceptance: a point mass m at l, commanded far past horizontal, comes to rest where the servo's
+    most torque holds gravity, q = asin(tau_max / (m g l)); tau_max = kt vin max_pwm / R where the PWM limits
+    (MX-64), kt max_current where the firmware's current limiter does (XL-330). No dry friction, a full supply;
+    viscous friction (which holds no torque at rest) damps the approach: at the current limit the servo's torque
+    no longer falls with speed, so without it the XL-330 would swing around the stall angle for ever."""
+    p, c = bam_parameters(motor, "m1"), BAM_MOTORS[motor]
+    tau_max = min(p["kt"] * c.vin * c.max_pwm / p["R"], p["kt"] * c.max_current)
+    assert (motor == "xl330") == (p["kt"] * c.max_current < p["kt"] * c.vin * c.max_pwm / p["R"])
+    expected = np.arcsin(tau_max / (mass * G * length))
+    xml = tmp_path / "bench.xml"
+    xml.write_text(bench_mjcf(mass, 0.0, length, 0.002))
+    servo = BAMServoCfg(joint_names_expr=["pendulum"], motor=motor, model="m1", friction_base=0.0,
+                        friction_viscous=viscous)
+    env = ActuatorWrapper(BenchEnv(xml), actuators={"servo": servo}, action_scale=1.0, action_offset=0.0)
+    env.reset(seed=0)
+    for _ in range(5000):  # 10 s
+        _, _, _, _, info = env.step(np.array([np.pi / 2 + 1.0]))
+    q, qd = env.unwrapped.data.qpos[0], env.unwrapped.data.qvel[0]
+    assert abs(qd) < 1e-3 and abs(q - expected) < 1e-4, (q, expected, qd)  # the other limit's angle: 0.07 rad off
+    assert abs(info["actuator"]["applied_effort"][0] - tau_max) < 1e-4 * tau_max
