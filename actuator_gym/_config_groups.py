@@ -32,6 +32,7 @@ from ._config_checks import TRUST_KEY, ConfigError, key_path, mapping
 from .randomization.streams import EnvStreams
 from .actuators.actuator import Actuator
 from .actuators.asset import JOINT_PROPERTY_FIELDS
+from .actuators.bam import check_supplies
 from .actuators.backlash import Backlash
 from .actuators.delay import Delay
 from .actuators.drives import Drive
@@ -121,6 +122,7 @@ class GroupChecker:
             out[gname] = self.build(table[model], body, gk)
         try:
             bus_plan(out)  # the groups of one bus give it the same fields
+            check_supplies(out)  # and those of one battery the same supply
         except ValueError as exc:
             raise ConfigError(f"{self.where}: {key}: {exc}") from None
         return out
@@ -130,7 +132,9 @@ class GroupChecker:
         types = {f.name: _kind(f.type) for f in dataclasses.fields(cls) if f.init}
         unknown = sorted(set(body) - set(types))
         if unknown:
-            raise ConfigError(f"{self.where}: {key}: unknown key(s) {unknown} for {cls.__name__}; allowed: {sorted(set(types) - {TRUST_KEY})}")
+            aliases = getattr(cls, "YAML_ALIASES", {})  # BAMServo: friction_model (its model field)
+            allowed = sorted((set(types) - {TRUST_KEY} - set(aliases.values())) | set(aliases))
+            raise ConfigError(f"{self.where}: {key}: unknown key(s) {unknown} for {cls.__name__}; allowed: {allowed}")
         kwargs = {k: self.field(k, types[k], v, key_path(key, k)) for k, v in body.items()}
         if self.allow_unsafe and TRUST_KEY in types:
             kwargs[TRUST_KEY] = True
@@ -152,6 +156,9 @@ class GroupChecker:
         if name == "implicit_options":
             return self.implicit_options(v, kp)
         if name == "params":  # a BAM parameter set, inline only: a data file reads no other file
+            if not isinstance(v, dict):
+                raise self.err(kp, f"must be the parameter set inline ({{kt: ..., R: ..., armature: ..., model: m1, "
+                                   f"actuator: mx64, ...}}), got {type(v).__name__} {v!r}: a data file reads no other file")
             doc = self.mapping(v, kp)
             return {k: x if k in ("model", "actuator") else self.number(x, key_path(kp, k)) for k, x in doc.items()}
         if kind.endswith("| None") and v is None:

@@ -43,7 +43,7 @@ from .drives import Drive
 from .models import ActuatorBaseCfg, ParamValue
 from .params import FINITE_POSITIVE, GAIN, Domain
 
-__all__ = ["BAMServoCfg", "BAMServo", "BAM_MOTORS", "BAM_FRICTION_MODELS", "bam_parameters", "share_supplies"]
+__all__ = ["BAMServoCfg", "BAMServo", "BAM_MOTORS", "BAM_FRICTION_MODELS", "bam_parameters", "share_supplies", "check_supplies"]
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,17 @@ def bam_parameters(motor: str | None = None, model: str | None = None, params: A
             raise ValueError(f"{owner}: motor={motor!r} is not a bundled BAM servo; allowed: {sorted(BAM_MOTORS)} "
                              "(or params= a BAM parameter file)")
         if model not in BAM_FRICTION_MODELS:
-            raise ValueError(f"{owner}: model={model!r} is not a BAM friction model; allowed: {sorted(BAM_FRICTION_MODELS)}")
+            what = "is required with motor= (the friction model" if model is None else "is not a BAM friction model ("
+            raise ValueError(f"{owner}: model={model!r} {what}; in YAML: friction_model); allowed: "
+                             f"{sorted(BAM_FRICTION_MODELS)}")
         path = preset_dir() / "actuators" / "bam" / f"{motor}_{model}.json"
         source = f"{owner}: {path.name}"
         data = parse_json_object(read_text(path, _MAX_FILE, "BAM parameter file"), source, "BAM parameter file")
+    required = [k for k in (*_MOTOR_KEYS, "model", "actuator") if k not in data and not (k == "actuator" and motor)]
+    if params is not None and required:
+        raise ValueError(f"{source}: missing {required}; a BAM parameter set gives kt [N·m/A], R [ohm], armature "
+                         f"[kg·m²], 'model' (m1..m6) and 'actuator' (one of {sorted(BAM_MOTORS)}, or motor=), and the "
+                         "friction terms of its model")
     kind = data.get("model", model)
     if kind not in BAM_FRICTION_MODELS:
         raise ValueError(f"{source}: 'model' is {kind!r}; allowed: {sorted(BAM_FRICTION_MODELS)}")
@@ -315,6 +322,28 @@ def share_supplies(drives: Iterable[Any]) -> None:
             m.supply = shared
 
 
+def check_supplies(cfgs: Mapping[str, Any]) -> None:
+    """The BAM groups of ``{group: config}`` naming one ``supply`` give it the same ``vin``,
+    ``vin_drop_resistance``, ``vin_min`` (after the motors' defaults) and randomize them alike: else a
+    ``ValueError`` naming the supply, the groups and the field (configs check this at load; a collection
+    checks the bound values again, :func:`share_supplies`)."""
+    first: dict[str, tuple[str, Any]] = {}
+    for g, cfg in cfgs.items():
+        if not isinstance(cfg, BAMServoCfg) or cfg.supply is None:
+            continue
+        raw = cfg.recipe()["drive"].raw_values
+        mine = {k: (raw[k], cfg.randomization.get(k)) for k in BAMServo.SUPPLY_PARAMS}
+        if cfg.supply not in first:
+            first[cfg.supply] = (g, mine)
+            continue
+        g0, theirs = first[cfg.supply]
+        for k in BAMServo.SUPPLY_PARAMS:
+            if mine[k] != theirs[k]:
+                raise ValueError(f"supply {cfg.supply!r}: groups '{g0}' and '{g}' give different {k!r} ({theirs[k][0]!r} "
+                                 f"and {mine[k][0]!r}); the groups on one supply must give the same vin, "
+                                 "vin_drop_resistance, vin_min (and randomize them alike)")
+
+
 _BAM_FIELDS = (*_MOTOR_KEYS[:2], *_FRICTION_KEYS)
 
 
@@ -384,6 +413,20 @@ class BAMServoCfg(ActuatorBaseCfg):
     """In a YAML group, ``model:`` names the config (``model: BAMServo``), so BAM's friction model is
     written ``friction_model: m6``."""
     _no_stable_pd = "a BAM servo's friction acts inside the physics step (MuJoCo's frictionloss); its motor is explicit"
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.validate_servo()
+
+    def validate_servo(self) -> None:
+        """Every check that needs no joints, when the config is made: the parameter set (``motor`` /
+        ``model`` / ``params``), the refused PD fields, ``supply``, every parameter's domain, and ``vin_min``
+        not above ``vin`` (where both are numbers). ``ValueError`` / ``TypeError`` naming the field."""
+        drive = self.recipe()["drive"]
+        drive.validate(type(self).__name__)
+        vin, vin_min = drive.raw_values["vin"], drive.raw_values["vin_min"]
+        if isinstance(vin, (int, float)) and isinstance(vin_min, (int, float)) and vin_min > vin:
+            raise ValueError(f"{type(self).__name__}: vin_min ({vin_min:g} V) must be <= vin ({vin:g} V): the supply only sags")
 
     def _parameter_set(self) -> dict[str, Any]:
         return bam_parameters(self.motor, self.model, self.params, type(self).__name__)

@@ -138,10 +138,13 @@ def test_supplies_with_different_voltages_are_refused():
     (dict(motor="mx64", model="m1", stiffness=10.0), "stiffness.*do not apply"),
     (dict(params={"kt": 1.0, "R": 2.0, "armature": 0.01, "model": "m1", "actuator": "mx64", "bogus": 1}), "unknown key.*bogus"),
     (dict(params={"kt": 1.0, "armature": 0.01, "model": "m1", "actuator": "mx64"}), "missing \\['R'\\]"),
+    (dict(motor="mx64"), "model=None is required.*friction_model"),
+    (dict(motor="mx64", model="m1", vin_min=20.0), "vin_min \\(20 V\\) must be <= vin \\(15 V\\)"),
+    (dict(motor="mx64", model="m1", kt=-1.0), "parameter 'kt'.*-1.0; allowed: finite values > 0"),
 ])
 def test_bad_servo_parameters_name_what_is_wrong(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        BAMServoCfg(joint_names_expr=["a"], **kwargs).build(["a"])
+    with pytest.raises(ValueError, match=match):  # when the config is made, before anything is built
+        BAMServoCfg(joint_names_expr=["a"], **kwargs)
 
 
 def test_parameter_file_is_read_as_data(tmp_path):
@@ -200,8 +203,19 @@ def test_yaml_presets_of_the_published_servos(tmp_path):
     assert configs.load(inline).actuators["s"].build(["a"]).drive.params["R"].nominal[0, 0].item() == 2.0
     path = tmp_path / "path.yaml"
     path.write_text(body.replace("{}", "servo.json"))
-    with pytest.raises(configs.ConfigError, match="params"):
+    with pytest.raises(configs.ConfigError, match="params.*inline.*reads no other file"):
         configs.load(path)
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(body.replace("params: {}", "motor: mx64\n    frictionmodel: m1"))
+    with pytest.raises(configs.ConfigError, match="unknown key.*frictionmodel.*'friction_model'") as err:
+        configs.load(typo)
+    assert "'model'" not in str(err.value).split("allowed:")[1]
+    two = tmp_path / "two.yaml"
+    group = "  {g}:\n    model: BAMServo\n    joint_names_expr: ['{g}']\n    motor: mx64\n    friction_model: m1\n" \
+            "    supply: battery\n    vin_drop_resistance: {r}\n"
+    two.write_text("kind: actuators\ngroups:\n" + group.format(g="a", r=0.1) + group.format(g="b", r=0.2))
+    with pytest.raises(configs.ConfigError, match="supply 'battery': groups 'a' and 'b' give different 'vin_drop_resistance'"):
+        configs.load(two)  # at load, before any env is made
 
 
 def test_servo_parameters_are_redrawn_per_env_at_reset():
