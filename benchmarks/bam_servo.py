@@ -1,6 +1,6 @@
 """The cost of a BAM servo group on the batched quadruped, against the DC-motor group, side by side.
 
-    python benchmarks/bam_servo.py [--envs 64 256] [--steps 50] [--rounds 9]
+    python benchmarks/bam_servo.py [--envs 64 256] [--steps 100] [--rounds 9]
 
 Two ``actuator_gym/Quadruped-v0`` vector envs of ``--envs`` worlds each: every leg joint in one
 ``BAMServoCfg(motor="mx106", model="m6")`` group (BAM's richest friction model, the supply sagging
@@ -56,7 +56,7 @@ def run(env, actions) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--envs", type=int, nargs="+", default=[64, 256])
-    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--steps", type=int, default=100)  # long rounds: what the robots do (stand, fall) averages out
     ap.add_argument("--rounds", type=int, default=9)
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
