@@ -30,6 +30,7 @@ The armature (the motor's reflected inertia) is written into ``dof_armature`` pe
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Iterable, Mapping
@@ -90,6 +91,13 @@ _IGNORED_KEYS = ("q_offset",)  # the test bench's encoder offset, not the servo'
 _MAX_FILE = 64 * 1024
 
 
+@functools.lru_cache(maxsize=None)
+def _bundled(motor: str, model: str) -> dict[str, Any]:
+    """A bundled parameter file, parsed once per process (package data does not change; callers copy it)."""
+    path = preset_dir() / "actuators" / "bam" / f"{motor}_{model}.json"
+    return parse_json_object(read_text(path, _MAX_FILE, "BAM parameter file"), path.name, "BAM parameter file")
+
+
 def bam_parameters(motor: str | None = None, model: str | None = None, params: Any = None,
                    owner: str = "BAMServoCfg") -> dict[str, Any]:
     """A BAM parameter set as a dict (``kt``, ``R``, ``armature``, the friction terms, ``model``,
@@ -114,9 +122,8 @@ def bam_parameters(motor: str | None = None, model: str | None = None, params: A
             what = "is required with motor= (the friction model" if model is None else "is not a BAM friction model ("
             raise ValueError(f"{owner}: model={model!r} {what}; in YAML: friction_model); allowed: "
                              f"{sorted(BAM_FRICTION_MODELS)}")
-        path = preset_dir() / "actuators" / "bam" / f"{motor}_{model}.json"
-        source = f"{owner}: {path.name}"
-        data = parse_json_object(read_text(path, _MAX_FILE, "BAM parameter file"), source, "BAM parameter file")
+        source = f"{owner}: {motor}_{model}.json"
+        data = dict(_bundled(motor, model))
     required = [k for k in (*_MOTOR_KEYS, "model", "actuator") if k not in data and not (k == "actuator" and motor)]
     if params is not None and required:
         raise ValueError(f"{source}: missing {required}; a BAM parameter set gives kt [N·m/A], R [ohm], armature "
@@ -200,7 +207,6 @@ class BAMServo(Drive):
         rows = slice(None) if env_ids is None else np.asarray(env_ids.cpu() if hasattr(env_ids, "cpu") else env_ids)
         for a in (self.torque, self.previous_torque, self.duty_cycle, self.velocity):
             a[rows] = 0.0
-        self.supply.reset(rows)
 
     def p(self, name: str) -> np.ndarray:
         """The values in force of parameter ``name`` ``(num_envs, num_joints)``."""
@@ -295,28 +301,17 @@ class Supply:
             np.maximum(vin - first.p("vin_drop_resistance")[:, 0] * current, first.p("vin_min")[:, 0], out=self.value)
         return self.value
 
-    def reset(self, rows) -> None:
-        self._stamp = -1  # recomputed at the next substep
-
 
 def share_supplies(drives: Iterable[Any]) -> None:
-    """Make the BAM drives that name the same ``supply`` share one :class:`Supply` (their first's
-    supply parameters, which every member must give equally: ``ValueError`` naming the groups)."""
+    """Make the BAM drives that name the same ``supply`` share one :class:`Supply`, the first's (whose
+    ``vin`` / ``vin_drop_resistance`` / ``vin_min`` it uses; :func:`check_supplies` makes sure every
+    member's configuration gives the same, before the drives are built)."""
     named: dict[str, list[BAMServo]] = {}
     for d in drives:
         if isinstance(d, BAMServo) and d.supply_name is not None:
             named.setdefault(d.supply_name, []).append(d)
-    for name, members in named.items():
-        first = members[0]
-        for m in members[1:]:
-            for k in BAMServo.SUPPLY_PARAMS:
-                a, b = first.params[k], m.params[k]
-                if not (np.array_equal(a.nominal[:, :1].cpu().numpy().ravel(), b.nominal[:, :1].cpu().numpy().ravel())
-                        and a.randomized == b.randomized):
-                    raise ValueError(f"supply {name!r}: groups '{first.owner}' and '{m.owner}' give different "
-                                     f"{k!r}; the groups on one supply must give the same vin, vin_drop_resistance, "
-                                     "vin_min (and randomize them alike)")
-        shared = first.supply
+    for members in named.values():
+        shared = members[0].supply
         shared.members = members
         for m in members[1:]:
             m.supply = shared
@@ -325,8 +320,8 @@ def share_supplies(drives: Iterable[Any]) -> None:
 def check_supplies(cfgs: Mapping[str, Any]) -> None:
     """The BAM groups of ``{group: config}`` naming one ``supply`` give it the same ``vin``,
     ``vin_drop_resistance``, ``vin_min`` (after the motors' defaults) and randomize them alike: else a
-    ``ValueError`` naming the supply, the groups and the field (configs check this at load; a collection
-    checks the bound values again, :func:`share_supplies`)."""
+    ``ValueError`` naming the supply, the groups and the field (``configs.load`` and the collection check
+    it before anything is built)."""
     first: dict[str, tuple[str, Any]] = {}
     for g, cfg in cfgs.items():
         if not isinstance(cfg, BAMServoCfg) or cfg.supply is None:
@@ -338,10 +333,18 @@ def check_supplies(cfgs: Mapping[str, Any]) -> None:
             continue
         g0, theirs = first[cfg.supply]
         for k in BAMServo.SUPPLY_PARAMS:
-            if mine[k] != theirs[k]:
+            if not all(_equal(a, b) for a, b in zip(mine[k], theirs[k])):
                 raise ValueError(f"supply {cfg.supply!r}: groups '{g0}' and '{g}' give different {k!r} ({theirs[k][0]!r} "
                                  f"and {mine[k][0]!r}); the groups on one supply must give the same vin, "
                                  "vin_drop_resistance, vin_min (and randomize them alike)")
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Whether two field values are the same: numbers, per-joint sequences or arrays, maps, distributions."""
+    try:
+        return bool(a == b)
+    except (ValueError, TypeError, RuntimeError):  # arrays and tensors compare element by element
+        return type(a) is type(b) and np.array_equal(np.asarray(a), np.asarray(b))
 
 
 _BAM_FIELDS = (*_MOTOR_KEYS[:2], *_FRICTION_KEYS)

@@ -45,7 +45,7 @@ from .._checks import (
 )
 from ..actuators.actuator import Actuator, as_env_ids
 from ..actuators.models import bus_plan
-from ..actuators.bam import share_supplies
+from ..actuators.bam import check_supplies, share_supplies
 from ..actuators.params import match_names
 from ..randomization.streams import derive_seeds, env_seeds
 from .bus import Bus
@@ -232,6 +232,7 @@ class ActuatorCollection(Mapping):
                 owner[i] = gname
             selections[gname] = ids
         on_bus = bus_plan(cfgs, what)  # checked before any group is built
+        check_supplies(cfgs)  # the BAM groups of one supply give it the same values
 
         self._groups: dict[str, _Group] = {}
         for (gname, cfg), s in zip(cfgs.items(), self._group_seeds(seeds, len(cfgs))):

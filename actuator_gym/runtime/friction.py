@@ -53,17 +53,16 @@ class JointFriction:
 
     @classmethod
     def of(cls, collection: Any, state: Any) -> "JointFriction | None":
-        groups = [] if collection is None else [
-            (np.asarray(collection.joint_ids(g)), collection[g].drive) for g in collection
-            if callable(getattr(collection[g].drive, "friction_budget", None))]
-        if not groups:
+        names = [] if collection is None else [
+            g for g in collection if callable(getattr(collection[g].drive, "friction_budget", None))]
+        if not names:
             return None
         if not isinstance(state, FrictionState):
-            names = [g for g in collection if callable(getattr(collection[g].drive, "friction_budget", None))]
             raise UnsupportedError(
                 f"groups {names} are BAM servos, whose friction budget is written into MuJoCo's dof_frictionloss / "
                 f"dof_damping every substep; the physics backend {type(state).__name__} cannot do that (use "
                 "ActuatorWrapper or backend='mujoco')")
+        groups = [(np.asarray(collection.joint_ids(g)), collection[g].drive) for g in names]
         return cls(groups, state, collection.num_envs, collection.num_joints)
 
     def __init__(self, groups: list, state: FrictionState, num_envs: int, num_joints: int):

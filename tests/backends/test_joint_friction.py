@@ -49,3 +49,18 @@ def test_batch_with_noslip_is_refused():
     model.opt.noslip_iterations = 2
     with pytest.raises(ValueError, match="noslip_iterations=2"):
         MujocoBatchBackend(model, 1).joint_loads()
+
+
+def test_a_state_without_joint_friction_is_refused_naming_the_groups():
+    """A physics state that cannot write per-env joint friction (the Warp backends' device state) refuses
+    BAM groups when the engine is built, naming them; other groups build no participant at all."""
+    from actuator_gym import ActuatorCollection, BAMServoCfg, IdealPDActuatorCfg
+    from actuator_gym._checks import UnsupportedError
+    from actuator_gym.runtime.friction import JointFriction
+
+    coll = ActuatorCollection({"servo": BAMServoCfg(joint_names_expr=["a"], motor="xl330", model="m1"),
+                               "pd": IdealPDActuatorCfg(joint_names_expr=["b"], stiffness=1.0)}, joint_names=["a", "b"])
+    with pytest.raises(UnsupportedError, match=r"groups \['servo'\] are BAM servos.*object cannot"):
+        JointFriction.of(coll, object())
+    pd_only = ActuatorCollection({"pd": IdealPDActuatorCfg(joint_names_expr=["a"], stiffness=1.0)}, joint_names=["a"])
+    assert JointFriction.of(pd_only, object()) is None
