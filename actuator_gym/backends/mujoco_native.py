@@ -431,18 +431,24 @@ class NativeActuators:
         self._any_fresh = True
 
     # -- one control step ---------------------------------------------------------------------
-    def write_commands(self, pos: np.ndarray, vel: np.ndarray, eff: np.ndarray) -> None:
-        """``ctrl`` of the native actuators from the collection's targets ``(num_envs, num_joints)``
-        (collection order); the first call after an env's reset fills its delay histories with this
-        command (``mj_initCtrlHistory``, as our Delay holds the oldest command since the reset)."""
+    def bind_commands(self, pos: np.ndarray, vel: np.ndarray, eff: np.ndarray) -> None:
+        """The targets ``(num_envs, num_joints)`` (collection order: the collection's
+        ``target_command``) that :meth:`write_commands` copies into ``ctrl`` from now on."""
+        u, c = self._u, self._c  # (a slice where the columns are in order: views, no gather)
+        self._gather = None if isinstance(c, slice) else c
+        self._copies = tuple((u[:, :, k], src if self._gather is not None else src[:, c])
+                             for k, src in enumerate((pos, vel, eff)))
+
+    def write_commands(self) -> None:
+        """``ctrl`` of the native actuators from the bound targets (:meth:`bind_commands`); the first
+        call after an env's reset fills its delay histories with this command
+        (``mj_initCtrlHistory``, as our Delay holds the oldest command since the reset)."""
         if self._mirrored:
             self.worlds.field("ctrl")  # current, and to be pushed (a device backend's host mirror)
-        u, c = self._u, self._c  # (a slice where the columns are in order: views, no gather)
-        if self._any_fresh or self.step_channels is None:
-            u[:, :, 0], u[:, :, 1], u[:, :, 2] = pos[:, c], vel[:, c], eff[:, c]
-        else:
-            for k in self.step_channels:
-                u[:, :, k] = (pos, vel, eff)[k][:, c]
+        copies, g = self._copies, self._gather
+        for k in range(3) if self._any_fresh or self.step_channels is None else self.step_channels:
+            dst, src = copies[k]
+            dst[...] = src if g is None else src[:, g]
         if self._any_fresh:
             fresh = self._fresh
             envs = np.flatnonzero(fresh)
@@ -452,7 +458,7 @@ class NativeActuators:
             if len(self.delayed):
                 self._prefill.fill(self.worlds, envs, self._u.reshape(len(self._u), -1))
         if self._ring:
-            self._commands[self._clock % len(self._commands)] = u
+            self._commands[self._clock % len(self._commands)] = self._u
 
     def _reads_ring(self, substeps: int) -> bool:
         """Whether a lag in force reaches past the control step of ``substeps`` substeps (then the

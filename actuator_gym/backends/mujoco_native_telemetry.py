@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..runtime.lazy_telemetry import StepSnapshot
+from ..runtime.lazy_telemetry import SnapshotLayout, StepSnapshot
 
 __all__ = ["LAW_ROWS", "RAW_ROWS", "RawSnapshots", "drive_torque", "limit_acted", "screen_limits", "derive_commanded"]
 
@@ -114,13 +114,14 @@ class RawSnapshots:
     def snapshot(self, cols: tuple[int, Any], extra_keys: tuple[str, ...], extra: Sequence[tuple[np.ndarray, Any]],
                  substeps: int, physics_dt: float) -> StepSnapshot:
         """The step just run, env ``cols[0]``'s joints ``cols[1]`` (collection columns, all native),
-        with ``extra`` ``(array, indices)`` appended under ``extra_keys``: one concatenation and
-        one take (planned once for the same ``cols`` and ``extra`` objects)."""
+        with ``extra`` ``(array, indices)`` appended under ``extra_keys``: one concatenation (the
+        gather and the law run when the snapshot is read), planned once for the same ``cols``,
+        ``extra`` and ``extra_keys`` objects and the same substeps."""
         p = self._plan
-        if p is None or p[0] is not cols or p[1] is not extra:
-            p = self._plan = (cols, extra, *self._make_plan(cols, extra))
-        _, _, arrays, index, J, derive = p
-        return StepSnapshot(np.concatenate(arrays).take(index), J, substeps, physics_dt, True, extra_keys, derive)
+        if p is None or p[0] is not cols or p[1] is not extra or p[3].extra is not extra_keys or p[3].substeps != substeps:
+            arrays, index, J, derive = self._make_plan(cols, extra)
+            p = self._plan = (cols, extra, arrays, SnapshotLayout(J, substeps, True, physics_dt, extra_keys, index, derive))
+        return StepSnapshot(np.concatenate(p[2]), p[3])
 
     def _make_plan(self, cols, extra) -> tuple:
         env, ids = cols

@@ -65,7 +65,9 @@ class OneWorld:
         mujoco.mj_step(self.model, self.data, nstep)
 
     def refresh_derived(self) -> None:
-        """Nothing: the env computes what its observation reads."""
+        """What Gymnasium's simulation step computes after ``mj_step`` for the observation
+        (``mj_rnePostConstraint``: ``cacc``, ``cfrc_int``, ``cfrc_ext``)."""
+        mujoco.mj_rnePostConstraint(self.model, self.data)
 
 
 class NativeSide:
@@ -190,9 +192,9 @@ class NativeSide:
         self.actuators.write_parameters(env_ids)
 
     def after_step(self) -> None:
-        """A control step ran (before the derived pass rewrites the engine's outputs): its motor telemetry."""
-        if self.has_motor_telemetry:
-            self.motor_telemetry = self.actuators.motor_telemetry()
+        """A control step ran (before the derived pass rewrites the engine's outputs): its motor
+        telemetry (the strategy calls it where :attr:`has_motor_telemetry`)."""
+        self.motor_telemetry = self.actuators.motor_telemetry()
 
     def summary(self) -> dict[str, str]:
         """``{group: "native" | "explicit"}``."""

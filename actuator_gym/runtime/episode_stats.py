@@ -214,7 +214,7 @@ class EpisodeStats:
         256 are pending or anything reads the statistics (a reset drops them). The record is
         what :meth:`update` with each step's telemetry gives (sums in another order: equal to
         round-off)."""
-        if snapshot.J != self._deferrable:
+        if snapshot.layout.J != self._deferrable:
             self.update(dict(zip(_JOINT, snapshot.efforts())))
             return
         pending = self._pending  # (counted into steps when reduced: _flush)
@@ -230,8 +230,8 @@ class EpisodeStats:
         while pending:
             layout = pending[0].layout
             n = len(pending)
-            if any(x.layout != layout for x in pending):  # (rare: frame_skip changed within the batch)
-                n = next(i for i, x in enumerate(pending) if x.layout != layout)
+            if any(x.layout is not layout for x in pending):  # (rare: frame_skip changed within the batch)
+                n = next(i for i, x in enumerate(pending) if x.layout is not layout)
             run, pending = pending[:n], pending[n:]
             applied, saturated, energy = stacked_efforts(run)
             a = np.abs(applied)

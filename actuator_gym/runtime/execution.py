@@ -22,6 +22,7 @@ The physics a strategy advances offers ``step(nstep, derived)`` and (native stra
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -209,7 +210,7 @@ class Native(Execution):
             raise ValueError("SubstepEngine: native groups run on numpy state without participants")
         self.side, self.groups = side, side.actuators
         tc = engine.collection.target_command
-        self.targets = tuple(x.numpy() for x in (tc.position, tc.velocity, tc.effort))
+        side.actuators.bind_commands(*(x.numpy() for x in (tc.position, tc.velocity, tc.effort)))
         self.qd = np.zeros(engine.applied.shape)  # the velocity the actuators read
         self.deferred = 0  # substeps of a control step left to be read on demand (0: none)
         engine.collection.skip_groups([])
@@ -225,16 +226,17 @@ class Native(Execution):
         """The engine's substeps; ``substeps`` (a wrapped env's ``n_frames``) must equal them."""
         n = self.engine.num_substeps
         if substeps is not None and substeps != n:
-            raise RuntimeError(f"SubstepEngine: the env stepped {substeps} substeps (frames), expected {n} "
-                               "(frame_skip changed during the step?)")
+            raise _frames_changed(substeps, n)
         return n
 
     def advance(self, physics: Any, after: Any = None, substeps: Any = None) -> None:
         """Targets into the engine's controls, all substeps in one ``physics.step`` call, the last
         substep's efforts back (or, where :attr:`defer` and the groups allow it, left to be derived
         when read), the motor telemetry, then the derived fields."""
-        n = self.substep_count(substeps)
-        self.groups.write_commands(*self.targets)
+        n = self.engine.num_substeps  # (substep_count's check, inline: the wrapper's every step)
+        if substeps is not None and substeps != n:
+            raise _frames_changed(substeps, n)
+        self.groups.write_commands()
         physics.step(n, False)
         self.substeps = n
         if self.defer and self.groups.defer_telemetry(n):
@@ -244,7 +246,8 @@ class Native(Execution):
         self.finish(physics)
 
     def finish(self, physics: Any) -> None:
-        self.side.after_step()  # before the derived pass rewrites the outputs (act_dot)
+        if self.side.has_motor_telemetry:
+            self.side.after_step()  # before the derived pass rewrites the outputs (act_dot)
         physics.refresh_derived()
 
     def read(self, n: int, deferred: bool = False) -> None:
@@ -272,8 +275,7 @@ class Native(Execution):
     def install(self, sim: Any, ctrl: np.ndarray) -> None:
         """The wrapped env runs the native model; its simulation step is this control step."""
         self.side.install(sim)
-        world = self.side.world
-        sim.set_step_hook(lambda n_frames: self.advance(world, None, n_frames))
+        sim.set_step_hook(partial(self.advance, self.side.world, None))  # advance(world, None, n_frames)
 
     def uninstall(self, sim: Any) -> None:
         sim.set_substep_hook(None)
@@ -299,7 +301,7 @@ class Mixed(Native):
 
     def advance(self, physics: Any, after: Any = None, substeps: Any = None) -> None:
         n, e, nc = self.substep_count(substeps), self.engine, self.cols
-        self.groups.write_commands(*self.targets)
+        self.groups.write_commands()
         e.applied[:, nc] = 0.0  # no generalized force for the native joints (the engine's actuators)
         e.computed[:, nc] = 0.0
         rows, substep, power = e.telemetry_rows.rows, self.explicit.substep, self.groups.substep_power
@@ -310,6 +312,11 @@ class Mixed(Native):
         self.substeps = n
         self.groups.telemetry(e.computed, e.applied, self.qd, n)
         self.finish(physics)
+
+
+def _frames_changed(substeps: Any, n: int) -> RuntimeError:
+    return RuntimeError(f"SubstepEngine: the env stepped {substeps} substeps (frames), expected {n} "
+                        "(frame_skip changed during the step?)")
 
 
 def strategy_for(engine: Any, capture: Any, native: Any) -> Execution:

@@ -1,6 +1,6 @@
-"""``info["actuator"]`` computed on first access: :class:`StepSnapshot` (one control step's raw
-numbers, copied once) and :class:`LazyTelemetry` (the read-only ``dict`` that derives the
-:data:`~actuator_gym.runtime.substep.TELEMETRY` values from it when first read).
+"""``info["actuator"]`` computed on first access: :class:`LazyTelemetry` (the read-only ``dict``
+whose values are computed when first read) and :class:`StepSnapshot` (one control step's raw
+numbers, copied once, as such a ``dict`` of the :data:`~actuator_gym.runtime.substep.TELEMETRY` values).
 
 Why: a wrapped Gymnasium env pays per control step for every telemetry array it hands out, read or
 not (docs/wrapper.md, "Telemetry"); with these it pays for one copy of the raw rows, and the
@@ -9,11 +9,11 @@ episode statistics read what they need from the snapshot (:meth:`StepSnapshot.ef
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-__all__ = ["StepSnapshot", "LazyTelemetry", "stacked_efforts", "power_terms"]
+__all__ = ["SnapshotLayout", "StepSnapshot", "LazyTelemetry", "stacked_efforts", "power_terms"]
 
 
 def power_terms(rows: np.ndarray, substeps: int, physics_dt: float, mean: bool = True):
@@ -44,77 +44,35 @@ def power_terms(rows: np.ndarray, substeps: int, physics_dt: float, mean: bool =
     return power, m, energy
 
 
-class StepSnapshot:
-    """The raw numbers of one env's control step, copied once
-    (:meth:`~actuator_gym.runtime.substep.StepTelemetry.snapshot`):
-    one fresh float64 array ``[computed (J), applied (J), qd (J) | substep power rows (s * J),
-    extra keys (J each)]`` that nothing writes afterwards (except, once, a ``derive`` filling the
-    commanded row from raw rows kept after the extras), so every value derived from it is the
-    value of that step whenever it is derived. :meth:`efforts` gives what the episode statistics
-    need, :meth:`values` the whole :data:`~actuator_gym.runtime.substep.TELEMETRY` dict (``info["actuator"]``)."""
+class SnapshotLayout(NamedTuple):
+    """What every :class:`StepSnapshot` of one plan shares (planned once by its producer): snapshots
+    of one layout object stack into one array (:func:`stacked_efforts`)."""
 
-    __slots__ = ("buf", "J", "substeps", "physics_dt", "held", "extra", "layout", "_efforts", "_derive")
-
-    def __init__(self, buf: np.ndarray, J: int, substeps: int, physics_dt: float, held: bool, extra: Sequence[str],
-                 derive: Callable[[np.ndarray], None] | None = None):
-        self.buf, self.J, self.substeps, self.physics_dt, self.held, self.extra = buf, J, substeps, physics_dt, held, extra
-        self.layout = (J, substeps, held, physics_dt, len(buf), derive)
-        """``(J, substeps, held, physics_dt, width, derive)``: snapshots of one layout stack into one
-        array (:func:`stacked_efforts`)."""
-        self._efforts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._derive = derive
-        """``derive(bufs)`` fills the commanded row of ``(m, width)`` buffers from raw rows kept after
-        the extra keys (native execution's on-demand law,
-        :mod:`~actuator_gym.backends.mujoco_native_telemetry`); run once, before the first read."""
-
-    def _head(self) -> None:
-        if self._derive is not None:
-            self._derive(self.buf[None])  # a function of the rest of the buffer: the step's value whenever run
-            self._derive = None
-
-    def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(applied_effort, saturated, energy)`` of the step (computed once)."""
-        if self._efforts is None:
-            self._head()
-            self._keep_efforts(power_terms(self._power_rows(), self.substeps, self.physics_dt, mean=False)[2])
-        return self._efforts
-
-    def _keep_efforts(self, energy: np.ndarray) -> None:
-        b, J = self.buf, self.J
-        self._efforts = (b[J:2 * J], b[:J] != b[J:2 * J], energy)
-
-    def _power_rows(self) -> np.ndarray:
-        """``(k, J)``: the substeps' power rows, or the held row ``applied * qd`` (native execution)."""
-        b, J, s = self.buf, self.J, self.substeps
-        if self.held:
-            return (b[J:2 * J] * b[2 * J:3 * J])[None]
-        return b[2 * J:(2 + s) * J].reshape(s, J)
-
-    def values(self) -> dict[str, np.ndarray]:
-        """The step's :data:`~actuator_gym.runtime.substep.TELEMETRY` (effort keys and the ``extra`` ones)
-        as :meth:`~actuator_gym.runtime.substep.StepTelemetry.finish` computes them (the same operations)."""
-        self._head()
-        b, J, s = self.buf, self.J, self.substeps
-        power, mean, energy = power_terms(self._power_rows(), s, self.physics_dt)  # (energy: as efforts())
-        if self._efforts is None:
-            self._keep_efforts(energy)
-        applied, saturated, energy = self._efforts
-        # fresh arrays (not views of the snapshot, which the deferred episode statistics still read; a
-        # held row is computed fresh from it, substep rows are views of it)
-        out = {"computed_effort": b[:J].copy(), "applied_effort": applied.copy(), "saturated": saturated,
-               "power": power if self.held else power.copy(), "mean_power": mean, "energy": energy.copy()}
-        off = (3 if self.held else 2 + s) * J
-        for k, key in enumerate(self.extra):
-            out[key] = b[off + k * J:off + (k + 1) * J].copy()
-        return out
+    J: int
+    """Joints of the step."""
+    substeps: int
+    """Substeps of the control step."""
+    held: bool
+    """One power row ``applied * qd`` held over every substep (native execution), else ``substeps`` rows."""
+    physics_dt: float
+    """The substep [s]."""
+    extra: tuple[str, ...]
+    """The keys appended after the rows (``J`` values each)."""
+    index: np.ndarray
+    """The gather that makes the buffer ``[computed (J), applied (J), qd (J) | substep power rows
+    (substeps * J), extra keys (J each), ...]`` out of the raw copy."""
+    derive: Callable[[np.ndarray], None] | None = None
+    """``derive(bufs)`` fills the commanded row of ``(m, width)`` buffers from raw rows kept after
+    the extra keys (native execution's on-demand law,
+    :mod:`~actuator_gym.backends.mujoco_native_telemetry`); run once, before the first read."""
 
 
 class LazyTelemetry(dict):
     """``info["actuator"]`` of one control step, computed on first access.
 
     A read-only ``dict`` (so Gymnasium's vector envs merge it as they merge a dict:
-    ``isinstance(value, dict)``) whose values are derived from a :class:`StepSnapshot` (the step's
-    raw numbers, copied when the step ran) the first time anything reads it: a key, iteration,
+    ``isinstance(value, dict)``) whose values are computed (``build()``; a :class:`StepSnapshot`:
+    from the step's raw numbers, copied when the step ran) the first time anything reads it: a key, iteration,
     ``len``, ``in``, ``dict(...)``, ``==``, ``repr``, pickling or copying. Until then a step costs
     only the copy. The values are those of the step that produced the mapping whenever they are
     read (later steps write other snapshots), with the keys, shapes and dtypes of
@@ -129,10 +87,13 @@ class LazyTelemetry(dict):
             dict.update(self, values)
         self._build = build
 
+    def _compute(self) -> dict[str, Any]:
+        """The values (``build()``; a subclass computes its own)."""
+        return self._build()
+
     def _ready(self) -> None:
-        build = self._build
-        if build is not None:
-            values = build()  # (an error propagates and leaves the mapping to be computed again)
+        if self._build is not None:
+            values = self._compute()  # (an error propagates and leaves the mapping to be computed again)
             self._build = None
             dict.update(self, values)
 
@@ -207,6 +168,75 @@ class LazyTelemetry(dict):
     __setitem__ = __delitem__ = __ior__ = update = pop = popitem = setdefault = clear = _read_only
 
 
+class StepSnapshot(LazyTelemetry):
+    """One env's control step as ``info["actuator"]`` (a :class:`LazyTelemetry`), from its raw
+    numbers copied once (:meth:`~actuator_gym.runtime.substep.StepTelemetry.snapshot`): ``raw``, a
+    fresh float64 array that nothing writes afterwards, so every value derived from it is the value
+    of that step whenever it is derived. The gather into the :attr:`buf` layout (and a ``derive``)
+    runs on the first read, for one snapshot or a stack of them (:func:`stacked_efforts`): the step
+    pays for the copy only. :meth:`efforts` gives what the episode statistics need,
+    :meth:`telemetry` the whole :data:`~actuator_gym.runtime.substep.TELEMETRY` dict (the mapping's
+    values, computed on first access)."""
+
+    __slots__ = ("raw", "layout", "_buf", "_efforts")
+
+    def __init__(self, raw: np.ndarray, layout: SnapshotLayout):
+        self._build = True  # (to be computed: _compute)
+        self.raw, self.layout = raw, layout
+        self._buf: np.ndarray | None = None
+        self._efforts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def buf(self) -> np.ndarray:
+        """``[computed (J), applied (J), qd (J) | substep power rows (s * J), extra keys (J each), ...]``
+        (:attr:`SnapshotLayout.index`), gathered and derived on first access."""
+        b = self._buf
+        if b is None:
+            layout = self.layout
+            b = self._buf = self.raw.take(layout.index)
+            if layout.derive is not None:
+                layout.derive(b[None])  # a function of the rest of the buffer: the step's value whenever run
+        return b
+
+    def efforts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(applied_effort, saturated, energy)`` of the step (computed once)."""
+        if self._efforts is None:
+            L = self.layout
+            self._keep_efforts(power_terms(self._power_rows(), L.substeps, L.physics_dt, mean=False)[2])
+        return self._efforts
+
+    def _keep_efforts(self, energy: np.ndarray) -> None:
+        b, J = self.buf, self.layout.J
+        self._efforts = (b[J:2 * J], b[:J] != b[J:2 * J], energy)
+
+    def _power_rows(self) -> np.ndarray:
+        """``(k, J)``: the substeps' power rows, or the held row ``applied * qd`` (native execution)."""
+        b, (J, s, held) = self.buf, self.layout[:3]
+        if held:
+            return (b[J:2 * J] * b[2 * J:3 * J])[None]
+        return b[2 * J:(2 + s) * J].reshape(s, J)
+
+    def _compute(self) -> dict[str, np.ndarray]:
+        return self.telemetry()
+
+    def telemetry(self) -> dict[str, np.ndarray]:
+        """The step's :data:`~actuator_gym.runtime.substep.TELEMETRY` (effort keys and the ``extra`` ones)
+        as :meth:`~actuator_gym.runtime.substep.StepTelemetry.finish` computes them (the same operations)."""
+        b, (J, s, held, dt, extra) = self.buf, self.layout[:5]
+        power, mean, energy = power_terms(self._power_rows(), s, dt)  # (energy: as efforts())
+        if self._efforts is None:
+            self._keep_efforts(energy)
+        applied, saturated, energy = self._efforts
+        # fresh arrays (not views of the snapshot, which the deferred episode statistics still read; a
+        # held row is computed fresh from it, substep rows are views of it)
+        out = {"computed_effort": b[:J].copy(), "applied_effort": applied.copy(), "saturated": saturated,
+               "power": power if held else power.copy(), "mean_power": mean, "energy": energy.copy()}
+        off = (3 if held else 2 + s) * J
+        for k, key in enumerate(extra):
+            out[key] = b[off + k * J:off + (k + 1) * J].copy()
+        return out
+
+
 def _materialized(values: dict[str, Any]) -> LazyTelemetry:
     return LazyTelemetry(values=values)
 
@@ -215,8 +245,9 @@ def stacked_efforts(snapshots: Sequence[StepSnapshot]) -> tuple[np.ndarray, np.n
     """``(applied_effort, saturated, energy)``, each ``(len(snapshots), J)``, of snapshots of one
     layout (:attr:`StepSnapshot.layout`): :meth:`StepSnapshot.efforts` of each, computed for all of
     them in one pass (the episode statistics' deferred accumulation)."""
-    J, s, held, dt, width, derive = snapshots[0].layout
-    b = np.concatenate([x.buf for x in snapshots]).reshape(len(snapshots), width)  # (faster than np.stack)
+    J, s, held, dt, _, index, derive = snapshots[0].layout
+    raw = np.concatenate([x.raw for x in snapshots])  # (faster than np.stack)
+    b = raw.reshape(len(snapshots), -1).take(index, axis=1)
     if derive is not None:
         derive(b)  # (the stacked copy; each snapshot derives its own when read)
     c, a = b[:, :J], b[:, J:2 * J]

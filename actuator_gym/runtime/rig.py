@@ -102,6 +102,8 @@ class ActuatorRig:
         self._parameters: tuple[tuple[int, ...], dict] | None = None  # (version, the values gathered then)
         self.parameters_changed = np.zeros(self.num_envs, dtype=bool)
         """Envs whose parameters :meth:`set_parameter` changed since the last :meth:`shown`."""
+        self.any_parameters_changed = False
+        """Whether any env's parameters changed since the last :meth:`shown` (a ``bool``: the wrapper's per-step test)."""
         self.telemetry: dict[str, np.ndarray] | None = None
         """The last control step's telemetry ``{key: (num_envs, ...)}`` (joints:
         :data:`~actuator_gym.runtime.telemetry.TELEMETRY`; rotors: :data:`~actuator_gym.runtime.rotors.ROTOR_TELEMETRY`),
@@ -140,6 +142,7 @@ class ActuatorRig:
         ids = None if env_ids is None else np.asarray(torch.as_tensor(env_ids).cpu())
         self.engine.parameters_changed(ids)
         self.parameters_changed[slice(None) if ids is None else ids] = True
+        self.any_parameters_changed = bool(self.parameters_changed.any())
 
     def parameters(self) -> dict[str, dict[str, np.ndarray]]:
         """``{group: {parameter: (num_envs, group joints or rotors)}}`` in force (fresh arrays, copied from
@@ -158,6 +161,7 @@ class ActuatorRig:
         if reset is not None:
             shown |= reset
         self.parameters_changed[:] = False
+        self.any_parameters_changed = False
         return shown
 
 

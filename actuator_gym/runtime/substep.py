@@ -76,8 +76,11 @@ class NativeGroups(Protocol):
     """Joint groups compiled into the physics engine's own actuators (native execution; the
     :class:`~actuator_gym.backends.native_side.NativeSide`'s ``actuators``)."""
 
-    def write_commands(self, pos: Any, vel: Any, eff: Any) -> None:
-        """The control step's targets ``(num_envs, num_joints)`` (collection order) into the engine's controls."""
+    def bind_commands(self, pos: Any, vel: Any, eff: Any) -> None:
+        """The targets ``(num_envs, num_joints)`` (collection order) :meth:`write_commands` copies."""
+
+    def write_commands(self) -> None:
+        """The control step's targets into the engine's controls."""
 
     groups: Sequence[str]
     """The native groups (the others run explicitly: a mix)."""
@@ -139,9 +142,8 @@ class SubstepEngine:
         """The friction-budget groups' participant (BAM servos: :mod:`actuator_gym.runtime.friction`), or None."""
         self.participants = ([self.friction] if self.friction is not None else []) + list(participants)
         self.begins = [p.begin for p in self.participants if callable(getattr(p, "begin", None))]
-        step = getattr(collection, "begin_step", None)  # the collection's buses draw a frame per control step
-        if callable(step):
-            self.begins.insert(0, step)
+        if getattr(collection, "buses", None):  # the collection's buses draw a frame per control step
+            self.begins.insert(0, collection.begin_step)
         self.participant_telemetry = [p.telemetry for p in participants if callable(getattr(p, "telemetry", None))]
         self.num_substeps = int(num_substeps)
         self.telemetry_rows: StepTelemetry | None = None

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from .lazy_telemetry import StepSnapshot, power_terms
+from .lazy_telemetry import SnapshotLayout, StepSnapshot, power_terms
 
 __all__ = ["TELEMETRY", "StepTelemetry"]
 
@@ -36,15 +36,14 @@ TELEMETRY: dict[str, str] = {
 
 class _SnapshotPlan:
     """What :meth:`StepTelemetry.snapshot` plans once for its inputs (the arrays and ``cols`` /
-    ``extra`` objects, compared by identity; the substep count by value): the ``rows`` to concatenate
-    (None: gathered at every step) and the ``index`` of the one ``take`` that picks the ``J`` joints
-    and the extra values out of them."""
+    ``extra`` / ``extra_keys`` objects, compared by identity; the substep count by value): the
+    ``rows`` to concatenate (None: gathered at every step) and the snapshots' ``layout``."""
 
-    __slots__ = ("cols", "extra", "computed", "applied", "held", "substeps", "rows", "index", "J")
+    __slots__ = ("cols", "extra", "computed", "applied", "held", "rows", "layout")
 
-    def __init__(self, cols, extra, computed, applied, held, substeps: int, rows, index: np.ndarray, J: int):
+    def __init__(self, cols, extra, computed, applied, held, rows, layout: SnapshotLayout):
         self.cols, self.extra, self.computed, self.applied, self.held = cols, extra, computed, applied, held
-        self.substeps, self.rows, self.index, self.J = substeps, rows, index, J
+        self.rows, self.layout = rows, layout
 
 
 class StepTelemetry:
@@ -121,20 +120,23 @@ class StepTelemetry:
         """One env's step on numpy, ``cols = (env, joint_ids)`` (ids: an index array or a slice), as
         a :class:`StepSnapshot`: the raw rows (commanded and applied efforts; the held velocity or
         the substeps' power rows) and each ``extra`` ``(array, indices)`` (the consumer's state after
-        the step, e.g. ``(data.qpos, qpos addresses)``), gathered into one fresh array, nothing
-        reduced yet. The rows and the gather index are planned once for the same arrays, ``cols``
-        and ``extra`` objects and substep count (then a step is one concatenation and one take)."""
+        the step, e.g. ``(data.qpos, qpos addresses)``), copied into one fresh array, nothing
+        reduced or gathered yet. The rows and the layout are planned once for the same arrays,
+        ``cols``, ``extra`` and ``extra_keys`` objects and substep count (then a step is one
+        concatenation)."""
         s = self.substeps
         held = self.held[1] if s and self.held else None
         p = self._snap
         if (p is None or p.cols is not cols or p.extra is not extra or p.computed is not computed
-                or p.applied is not applied or p.held is not held or p.substeps != s):
-            p = self._snap = _SnapshotPlan(cols, extra, computed, applied, held, s,
-                                           *self._snapshot_plan(computed, applied, cols, extra, s, held))
+                or p.applied is not applied or p.held is not held or p.layout.substeps != s
+                or p.layout.extra is not extra_keys):
+            rows, index, J = self._snapshot_plan(computed, applied, cols, extra, s, held)
+            layout = SnapshotLayout(J, s, held is not None, self.physics_dt, extra_keys, index)
+            p = self._snap = _SnapshotPlan(cols, extra, computed, applied, held, rows, layout)
         rows = p.rows
         if rows is None:  # a row is not a view of a fixed buffer (several envs' substep rows): gathered now
             rows = self._snapshot_rows(computed, applied, cols[0], s, held) + [vec for vec, _ in extra]
-        return StepSnapshot(np.concatenate(rows).take(p.index), p.J, s, self.physics_dt, held is not None, extra_keys)
+        return StepSnapshot(np.concatenate(rows), p.layout)
 
     def _snapshot_rows(self, computed: np.ndarray, applied: np.ndarray, env: int, s: int, held: Any) -> list:
         rows = [computed[env], applied[env]]

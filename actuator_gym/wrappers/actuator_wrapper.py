@@ -26,6 +26,7 @@ joint groups or rotor groups (a mixed env is refused).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from math import isfinite
 from typing import Any, Sequence
 
@@ -223,9 +224,10 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs, RigDoor):
         self._lazy = not self.engine.motor_telemetry
         # every group native and info["actuator"] on demand: the law's arithmetic too (docs/native.md)
         self.engine.defer_native_telemetry = self._lazy
-        self._snap_cols = (0, self._cols)  # the driven joints' collection columns, in action order
-        # the state after the step (what the observation sees), in action order: (array, addresses)
-        self._state = ((data.qpos, self.backend.joints.qpos_adr[cols]), (data.qvel, self.backend.joints.dof_adr[cols]))
+        # the step's raw rows of the driven joints (collection columns, in action order) and the state
+        # after the step (what the observation sees; (array, addresses) in action order)
+        state = ((data.qpos, self.backend.joints.qpos_adr[cols]), (data.qvel, self.backend.joints.dof_adr[cols]))
+        self._snapshot = partial(self.engine.snapshot, (0, self._cols), _JOINT_STATE, state)
 
     # ---------------------------------------------------------------------------------------
     # construction helpers
@@ -315,11 +317,11 @@ class ActuatorWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs, RigDoor):
         info = dict(info, physics_diverged=take_diverged(self._warnings))  # MuJoCo reset a diverged simulation
         truncated = truncated or info["physics_diverged"]  # (the episode is over, whatever its state says now)
         # the parameters in force after a step that changed them (the rule of reset and task info: ActuatorRig.shown)
-        params = {"parameters": self.parameters()} if self.rig.parameters_changed[0] and self.rig.shown()[0] else {}
+        params = {"parameters": self.parameters()} if self.rig.any_parameters_changed and self.rig.shown()[0] else {}
         if self._lazy:  # the raw rows copied once; info["actuator"] computed on first access
-            snap = engine.snapshot(self._snap_cols, _JOINT_STATE, self._state)
+            snap = self._snapshot()
             self.episode_stats.defer(snap)
-            info["actuator"] = LazyTelemetry((lambda: {**snap.values(), **params}) if params else snap.values)
+            info["actuator"] = LazyTelemetry(lambda: {**snap.telemetry(), **params}) if params else snap
         else:  # rotor groups, native motor telemetry: the values read from the engine now
             tel = self._telemetry()
             self.episode_stats.update(tel)

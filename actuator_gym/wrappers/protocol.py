@@ -123,7 +123,7 @@ class GymnasiumMujocoAdapter:
         _point_renderer(env, model, data)
 
         def do_simulation(ctrl, n_frames):
-            if np.shape(ctrl) != (env_controls,):
+            if (ctrl.shape if type(ctrl) is np.ndarray else np.shape(ctrl)) != (env_controls,):
                 raise ValueError(f"Action dimension mismatch. Expected {(env_controls,)}, found {np.shape(ctrl)}")
             env._step_mujoco_simulation(ctrl, n_frames)
 
@@ -139,19 +139,14 @@ class GymnasiumMujocoAdapter:
             _point_renderer(env, *saved)
 
     def set_step_hook(self, step: Callable[[int], None]) -> None:
-        """Replace the whole simulation step: ``step(n_frames)`` advances all substeps itself, then
-        ``mj_rnePostConstraint`` follows, as Gymnasium does. The env's action is not written into
-        its ``ctrl`` (native execution replaces the env's own actuators: their controls stay
-        zero; ``do_simulation`` still checks the action's shape)."""
-        env = self.env
-        model, data = env.model, env.data
-        rne_post = mujoco.mj_rnePostConstraint
-
+        """Replace the whole simulation step: ``step(n_frames)`` advances all substeps itself and
+        computes what Gymnasium computes after them (``mj_rnePostConstraint``). The env's action is
+        not written into its ``ctrl`` (native execution replaces the env's own actuators: their
+        controls stay zero; ``do_simulation`` still checks the action's shape)."""
         def _step_mujoco_simulation(ctrl, n_frames):
             step(n_frames)
-            rne_post(model, data)
 
-        env._step_mujoco_simulation = _step_mujoco_simulation
+        self.env._step_mujoco_simulation = _step_mujoco_simulation
 
 
 def _point_renderer(env: Any, model: Any, data: Any) -> None:

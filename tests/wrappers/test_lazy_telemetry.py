@@ -255,7 +255,7 @@ def test_step_snapshots_equal_the_eager_telemetry_for_any_env_and_columns(held):
         else:
             for k in range(4):
                 tel.record(k, applied * (k + 1), qd)
-        values = tel.snapshot(computed, applied, cols, ("state",), extra).values()
+        values = tel.snapshot(computed, applied, cols, ("state",), extra).telemetry()
         want = tel.finish(computed, applied, cols)
         want["state"] = state[[4, 1]]
         assert list(values) == list(want)
