@@ -48,16 +48,11 @@ class SnapshotLayout(NamedTuple):
     """What every :class:`StepSnapshot` of one plan shares (planned once by its producer): snapshots
     of one layout object stack into one array (:func:`stacked_efforts`)."""
 
-    J: int
-    """Joints of the step."""
-    substeps: int
-    """Substeps of the control step."""
-    held: bool
-    """One power row ``applied * qd`` held over every substep (native execution), else ``substeps`` rows."""
-    physics_dt: float
-    """The substep [s]."""
-    extra: tuple[str, ...]
-    """The keys appended after the rows (``J`` values each)."""
+    J: int  # joints
+    substeps: int  # of the control step
+    held: bool  # one power row applied * qd held over every substep (native execution), else one per substep
+    physics_dt: float  # the substep [s]
+    extra: tuple[str, ...]  # the keys appended after the rows (J values each)
     index: np.ndarray
     """The gather that makes the buffer ``[computed (J), applied (J), qd (J) | substep power rows
     (substeps * J), extra keys (J each), ...]`` out of the raw copy."""
@@ -216,9 +211,6 @@ class StepSnapshot(LazyTelemetry):
             return (b[J:2 * J] * b[2 * J:3 * J])[None]
         return b[2 * J:(2 + s) * J].reshape(s, J)
 
-    def _compute(self) -> dict[str, np.ndarray]:
-        return self.telemetry()
-
     def telemetry(self) -> dict[str, np.ndarray]:
         """The step's :data:`~actuator_gym.runtime.substep.TELEMETRY` (effort keys and the ``extra`` ones)
         as :meth:`~actuator_gym.runtime.substep.StepTelemetry.finish` computes them (the same operations)."""
@@ -235,6 +227,8 @@ class StepSnapshot(LazyTelemetry):
         for k, key in enumerate(extra):
             out[key] = b[off + k * J:off + (k + 1) * J].copy()
         return out
+
+    _compute = telemetry  # the mapping's values
 
 
 def _materialized(values: dict[str, Any]) -> LazyTelemetry:
