@@ -366,6 +366,7 @@ class GroupChecker:
     def _probe(self, cfg, stages, delay, backlash, aliases, key, joints) -> None:
         """Bind the recipe to a one-env batch, once per ``{regex: value}`` entry."""
         dicts = [len(v) for p in stages for v in p.raw_values.values() if isinstance(v, dict)]
+        encoder = cfg.encoder_part() if hasattr(cfg, "encoder_part") else None
         for i in range(max(dicts or [1])):
             variants = [
                 p.with_raw_values(**{k: list(v.values())[i % len(v)] for k, v in p.raw_values.items() if isinstance(v, dict)})
@@ -373,7 +374,6 @@ class GroupChecker:
             ]
             d = variants.pop(0) if delay is not None else None
             b = variants.pop(0) if backlash is not None else None
-            encoder = cfg.encoder_part() if hasattr(cfg, "encoder_part") else None
             try:
                 Actuator(drive=variants[0], delay=d, backlash=b, encoder=encoder, clamping=variants[1:], num_envs=1, num_joints=joints,
                          randomization=dict(cfg.randomization), aliases=aliases, effort_mode=cfg.effort_mode,

@@ -25,7 +25,6 @@ import time
 import gymnasium as gym
 import numpy as np
 
-import actuator_gym  # noqa: F401  (registers the ids)
 from actuator_gym import BAMServoCfg, DCMotorCfg
 from actuator_gym.actuators.bam import BAM_MOTORS, bam_parameters
 

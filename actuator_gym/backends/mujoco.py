@@ -296,4 +296,3 @@ class MujocoBackend(PhysicsBackend):
         if self._scratch is None:
             self._scratch = mujoco.MjData(self.model)
         mujoco.mj_setConst(self.model, self._scratch)
-

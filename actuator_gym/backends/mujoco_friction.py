@@ -16,7 +16,6 @@ tests/backends/test_joint_friction.py); a model with ``noslip_iterations > 0`` i
 
 from __future__ import annotations
 
-
 import mujoco
 import numpy as np
 

@@ -5,7 +5,6 @@ driven through ``ActuatorWrapper`` with absolute position targets, frame_skip 1;
 from pathlib import Path
 
 import gymnasium as gym
-import mujoco
 import numpy as np
 import pytest
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
